@@ -1,9 +1,12 @@
 import { ACTIVITIES, type ActivityPath } from '@latchkey/protocol'
+import { mapInOrder } from '../kernel/base/async.ts'
 import { PLAIN_INTEGER } from '../kernel/crypto/sign.ts'
 import type { PolicyFacts } from '../kernel/registry.ts'
 import type { Reads } from '../kernel/store/Store.ts'
-import { canonicalAddress, canonicalPolicyValue } from './canonicalAddress.ts'
+import { canonicalPolicyValue } from './canonicalAddress.ts'
 import type { PolicyScope, PolicyStruct, PolicyValue } from './evaluateExpression.ts'
+import { policyParamsOf } from './policyParamsOf.ts'
+import { type PolicySigner, policySignersOf } from './policySignersOf.ts'
 import { policySubjectOf } from './policySubject.ts'
 
 /** Fields of a decoded transaction that carry integers as decimal strings (wei, gas, lamports ...). */
@@ -153,29 +156,39 @@ export interface PolicyContextOptions {
   facts?: PolicyFacts
 }
 
+/** One signer, wallet or payload of several that one scope judges the activity by (`policyContextsOf`). */
+export interface PolicyFocus {
+  /** The key it signs or exports with (`policySignersOf`): `wallet_account` is its first account. */
+  signer?: PolicySigner
+  payload?: string
+  walletId?: string
+}
+
 /**
- * The keywords a policy `condition` reads for one activity: `activity`, and for activities that
- * use a wallet `wallet` and `wallet_account`, of the wallet or account named by the parameter its
- * handler reads (`POLICY_SUBJECTS`), never by another field of the intent; `eth.tx` / `solana.tx`
- * for `sign_transaction` (`solana.tx` for `sol_send_transaction` too); `eth.eip_712` /
- * `eth.eip_7702_authorization` for `sign_raw_payload` and for one payload of `sign_raw_payloads`
- * with that encoding (`focus.payload`; `policyContextsOf` makes a scope per payload, per signer of
- * several `signWiths` and per wallet of several `walletIds`). A keyword the activity does not have
- * is absent, so a policy reading it gets OUTCOME_ERROR unless it tests `activity.kind` first
- * (`&&` short-circuits).
+ * The keywords a policy `condition` reads for one activity: `activity` (its `params` as the handler
+ * acts on them, without what no reader takes: `policyParamsOf`), and for activities that use a
+ * wallet `wallet` and `wallet_account`, of the account or wallet its handler acts on, found from
+ * the parameter it reads (`POLICY_SUBJECTS`) as the handler finds it (`policySignersOf`), never by
+ * another field of the intent; `eth.tx` / `solana.tx` for `sign_transaction` (`solana.tx` for
+ * `sol_send_transaction` too), with `eth.tx.from` the signing key's 0x address however it was
+ * named; `eth.eip_712` / `eth.eip_7702_authorization` for `sign_raw_payload` and for one payload
+ * of `sign_raw_payloads` with that encoding. `focus` is the one signer, wallet or payload of
+ * several this scope judges (`policyContextsOf` makes a scope per payload, per account of each
+ * signing key and per wallet of several `walletIds`; decisions use it). Without one, the first
+ * signer named is judged. A keyword the activity does not have is absent, so a policy reading it
+ * gets OUTCOME_ERROR unless it tests `activity.kind` first (`&&` short-circuits).
  */
 export async function policyContextOf(
   reads: Reads,
   activity: PolicyActivity,
   options: PolicyContextOptions = {},
-  /** One of several signers, wallets or payloads to judge the activity by (`policyContextsOf`). */
-  focus: { account?: string; payload?: string; walletId?: string } = {},
+  focus: PolicyFocus = {},
 ): Promise<PolicyScope> {
   const definition = ACTIVITIES[activity.path as ActivityPath]
   // Every stored activity went through submit, which knows only registered paths.
   if (!definition) throw new Error(`${activity.path} is not in the activity registry`)
   const { resource, action } = definition
-  const params = (toPolicyValue(activity.intent) ?? {}) as PolicyStruct
+  const params = (toPolicyValue(policyParamsOf(activity.path, activity.intent)) ?? {}) as PolicyStruct
   const scope: Record<string, PolicyValue> = {
     activity: { id: activity.id, type: activity.type, kind: activity.path, resource, action, params },
   }
@@ -183,28 +196,17 @@ export async function policyContextOf(
   // What the handler acts on, from the parameters it reads (`POLICY_SUBJECTS`) and no other: the
   // stored intent keeps every field sent, a `signWith` its handler never reads included.
   const subject = policySubjectOf(activity.path, intent)
-  const accountAddress = focus.account ?? (subject.accounts.length === 1 ? subject.accounts[0] : undefined)
+  const signer =
+    focus.signer ??
+    (subject.accounts.length > 0
+      ? await policySignersOf(reads, activity.organizationId, subject.accounts[0]!)
+      : undefined)
   // The wallet an activity acts on as a whole (exports it, adds accounts to it, deletes it), so a
   // DENY on `wallet` holds for it as for signing with it.
   let walletId = focus.walletId ?? (subject.walletIds.length === 1 ? subject.walletIds[0] : undefined)
-  if (accountAddress !== undefined) {
-    const canonical = canonicalAddress(accountAddress)
-    // The account the handlers sign or export with (`findAccount`: a hex address in any case), so
-    // no spelling of its address finds the key while leaving the policies without `wallet`.
-    const hex = /^0x[0-9a-f]+$/i.test(accountAddress) ? accountAddress.toLowerCase() : undefined
-    const account =
-      (await reads.findBy('walletAccounts', 'address', accountAddress)).find(
-        (row) => row.organizationId === activity.organizationId,
-      ) ??
-      (await reads.findBy('walletAccounts', 'organizationId', activity.organizationId)).find(
-        (row) =>
-          canonicalAddress(row.address) === canonical ||
-          (hex !== undefined && row.address.toLowerCase() === hex),
-      )
-    if (account) {
-      scope.wallet_account = { address: canonicalAddress(account.address) }
-      walletId = account.walletId
-    }
+  if (signer?.walletId !== undefined) {
+    scope.wallet_account = { address: signer.addresses[0]! }
+    walletId = signer.walletId
   }
   const wallet = walletId !== undefined ? await reads.get('wallets', walletId) : undefined
   if (wallet && wallet.organizationId === activity.organizationId)
@@ -221,16 +223,11 @@ export async function policyContextOf(
     typeof intent.unsignedTransaction === 'string'
   ) {
     let decoded: { eth?: { tx?: unknown }; solana?: { tx?: unknown } } | undefined
-    // `from` is the signer's address, however the handler's parameter names it: a private key may
-    // be named by its id, which the signer takes too (`privateKeySigner`), and a DENY on its
-    // address holds.
-    let from = accountAddress
-    const key = from !== undefined ? await reads.get('privateKeys', from) : undefined
-    if (key && key.organizationId === activity.organizationId)
-      from = key.addresses.find((a) => a.format === 'ADDRESS_FORMAT_ETHEREUM')?.address ?? from
+    // `from` is the address the chain sees: the signing key's, whichever of its addresses (or a
+    // private key's id) the handler's parameter names, so a DENY on it holds.
     try {
       decoded = options.decodeTransaction(transactionType as never, intent.unsignedTransaction, {
-        ...(from !== undefined ? { from } : {}),
+        ...(signer !== undefined ? { from: signer.from } : {}),
       }) as typeof decoded
     } catch {}
     const ethTx = toPolicyValue(decoded?.eth?.tx, TRANSACTION_INT_FIELDS)
@@ -268,12 +265,17 @@ export async function policyContextOf(
 }
 
 /**
- * The scopes an activity is judged in: one, except for `eth_send_transaction`, judged once per call
- * with that call as `eth.tx` (`from`, `to`, `value`, `data`, `chain_id`), so a policy on
- * `eth.tx.to` or `eth.tx.value` sees every call of a batch, sponsored or not. Each call's `eth.tx`
- * also has what the transaction carrying it is signed with (`options.facts`, from `prepare`: its
- * `gas` and the most `max_fee_per_gas` and `max_priority_fee_per_gas` the account may pay, a
- * replacement's included), so a fee the caller sets, or a node's estimate, is judged too.
+ * The scopes an activity is judged in: one for each signer it signs or exports with, each account
+ * of that signer's key (`policySignersOf`: the same key under another address format), each
+ * wallet it acts on and each payload of `sign_raw_payloads` (and each combination), so
+ * `wallet_account`, `wallet` and `eth.eip_712` are there for every one: a DENY on any refuses the
+ * whole activity; an ALLOW, a session profile's scope, must hold in all. `eth_send_transaction` is
+ * judged once per call in each, with that call as `eth.tx` (`from`, the signing key's 0x address,
+ * `to`, `value`, `data`, `chain_id`), so a policy on `eth.tx.to` or `eth.tx.value` sees every call
+ * of a batch, sponsored or not. Each call's `eth.tx` also has what the transaction carrying it is
+ * signed with (`options.facts`, from `prepare`: its `gas` and the most `max_fee_per_gas` and
+ * `max_priority_fee_per_gas` the account may pay, a replacement's included), so a fee the caller
+ * sets, or a node's estimate, is judged too.
  */
 export async function policyContextsOf(
   reads: Reads,
@@ -281,47 +283,65 @@ export async function policyContextsOf(
   options: PolicyContextOptions = {},
 ): Promise<PolicyScope[]> {
   const intent = activity.intent
-  // Several signers (a Solana send's `signWiths`), wallets (`delete_wallets`) or payloads: one
-  // scope for each of them (and each pair), so `wallet` and `eth.eip_712` are there for every one
-  // (a DENY on any refuses the whole activity; an ALLOW, a profile's scope, must hold in all).
   const subject = policySubjectOf(activity.path, intent)
+  const signers = await mapInOrder(subject.accounts, (named) =>
+    policySignersOf(reads, activity.organizationId, named),
+  )
   const payloads =
     activity.path === 'sign_raw_payloads' && Array.isArray(intent.payloads)
       ? intent.payloads.filter((payload): payload is string => typeof payload === 'string')
       : []
   const each = <T>(items: readonly T[]): (T | undefined)[] => (items.length > 1 ? [...items] : [undefined])
-  const foci = each(subject.accounts).flatMap((account) =>
+  const foci: PolicyFocus[] = (signers.length > 0 ? signers : [undefined]).flatMap((signer) =>
     each(subject.walletIds).flatMap((walletId) =>
       each(payloads).map((payload) => ({
-        ...(account !== undefined ? { account } : {}),
+        ...(signer !== undefined ? { signer } : {}),
         ...(walletId !== undefined ? { walletId } : {}),
         ...(payload !== undefined ? { payload } : {}),
       })),
     ),
   )
-  if (foci.length > 1)
-    return Promise.all(foci.map((focus) => policyContextOf(reads, activity, options, focus)))
-  const scope = await policyContextOf(reads, activity, options)
-  if (activity.path !== 'eth_send_transaction') return [scope]
+  // Each focus's scope is built once, with its key's first account; its other accounts differ
+  // only in `wallet_account` (canonical already, as the rest of the scope).
+  const scopes = (
+    await mapInOrder(foci, async (focus) => ({
+      focus,
+      scope: await policyContextOf(reads, activity, options, focus),
+    }))
+  ).flatMap(({ focus, scope }) =>
+    (focus.signer?.walletId !== undefined ? focus.signer.addresses : [undefined]).map((address, index) => ({
+      focus,
+      scope:
+        index === 0 || address === undefined
+          ? scope
+          : ({ ...scope, wallet_account: { address } } as PolicyScope),
+    })),
+  )
+  if (activity.path !== 'eth_send_transaction') return scopes.map(({ scope }) => scope)
   const calls = Array.isArray(intent.calls) ? intent.calls : [intent]
   const chainId = typeof intent.caip2 === 'string' ? intent.caip2.slice('eip155:'.length) : ''
-  return calls.map((call) => {
-    const { to, value, data } = (call ?? {}) as Record<string, unknown>
-    const tx = toPolicyValue(
-      {
-        ...options.facts?.ethTx,
-        ...(typeof intent.from === 'string' ? { from: intent.from } : {}),
-        ...(typeof to === 'string' ? { to } : {}),
-        value: typeof value === 'string' ? value : '0',
-        // Hex in either case is the same bytes to the signer: the policies read it lower-cased, as
-        // `sign_transaction`'s decoded calldata is, so a selector DENY holds for any spelling.
-        data: typeof data === 'string' ? data.toLowerCase() : '0x',
-        chain_id: chainId,
-      },
-      TRANSACTION_INT_FIELDS,
-    ) as PolicyStruct
-    const eth = { ...((scope.eth as PolicyStruct | undefined) ?? {}), tx }
-    return canonicalPolicyValue({ ...scope, eth }) as PolicyScope
+  return scopes.flatMap(({ focus, scope }) => {
+    // The sender the chain sees: the key's 0x address, whichever of its addresses `from` named.
+    const from = focus.signer?.from ?? (typeof intent.from === 'string' ? intent.from : undefined)
+    return calls.map((call) => {
+      const { to, value, data } = (call ?? {}) as Record<string, unknown>
+      const tx = toPolicyValue(
+        {
+          ...options.facts?.ethTx,
+          ...(from !== undefined ? { from } : {}),
+          ...(typeof to === 'string' ? { to } : {}),
+          value: typeof value === 'string' ? value : '0',
+          // Hex in either case is the same bytes to the signer: the policies read it lower-cased, as
+          // `sign_transaction`'s decoded calldata is, so a selector DENY holds for any spelling.
+          data: typeof data === 'string' ? data.toLowerCase() : '0x',
+          chain_id: chainId,
+        },
+        TRANSACTION_INT_FIELDS,
+      ) as PolicyStruct
+      // The rest of the scope is canonical already.
+      const eth = { ...((scope.eth as PolicyStruct | undefined) ?? {}), tx: canonicalPolicyValue(tx) }
+      return { ...scope, eth } as PolicyScope
+    })
   })
 }
 
