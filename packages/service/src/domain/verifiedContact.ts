@@ -2,6 +2,7 @@ import type { OtpType } from '@latchkey/protocol'
 import type { ActivityContext } from '../kernel/registry.ts'
 import { type ContactKind, type UserRow, verifiedContactOf } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Reads.ts'
+import type { Store } from '../kernel/store/Store.ts'
 
 export type { ContactKind } from '../kernel/store/model.ts'
 
@@ -24,6 +25,28 @@ export const holdsVerifiedContact = (user: UserRow, kind: ContactKind, contact: 
   verifiedContact(user, kind) === contact
 
 /**
+ * The users (of any organization) holding `contact` (normalised) as a verified contact of `kind`,
+ * in id order, read through the users' index of verified contacts: the unverified copies of the
+ * contact anyone may set on users of their own account are not read.
+ */
+export const usersHoldingContact = (reads: Reads, kind: ContactKind, contact: string): Promise<UserRow[]> =>
+  reads.findBy('users', FIELDS[kind].verified, contact)
+
+/**
+ * Whether some user (of any organization) holds `contact` (normalised) as a verified contact of
+ * `kind`: one row of the users' index of verified contacts at most, whatever the number of users
+ * holding it, verified or not (an unverified copy, which anyone may set, makes nothing known).
+ */
+export async function someoneHoldsContact(
+  reads: Pick<Store, 'pageBy'>,
+  kind: ContactKind,
+  contact: string,
+): Promise<boolean> {
+  const field = FIELDS[kind].verified
+  return (await reads.pageBy('users', { field, value: contact, by: 'id', limit: 1 })).length > 0
+}
+
+/**
  * The accounts (sub-organizations of `parentId` other than `exceptId`) one of whose users holds
  * `contact` (normalised) verified, found through the users' index of verified contacts (migration
  * 0021_verified_contacts): a few reads whatever the number of the parent's accounts, and none for
@@ -34,7 +57,7 @@ export async function accountsHoldingContact(
   query: { parentId: string; kind: ContactKind; contact: string; exceptId?: string },
 ): Promise<string[]> {
   const found: string[] = []
-  for (const user of await reads.findBy('users', FIELDS[query.kind].verified, query.contact)) {
+  for (const user of await usersHoldingContact(reads, query.kind, query.contact)) {
     if (user.organizationId === query.exceptId || found.includes(user.organizationId)) continue
     const organization = await reads.get('organizations', user.organizationId)
     if (organization?.parentOrganizationId === query.parentId) found.push(organization.id)

@@ -1,6 +1,6 @@
 import { hexToBytes } from '@noble/hashes/utils.js'
 import type { Hono } from 'hono'
-import { holdsVerifiedContact } from '../domain/verifiedContact.ts'
+import { someoneHoldsContact } from '../domain/verifiedContact.ts'
 import { signJwt } from '../kernel/crypto/index.ts'
 import { PluginStateKey, type Runtime } from '../kernel/Runtime.ts'
 import { localOnly } from '../pipeline/originPolicy.ts'
@@ -79,10 +79,9 @@ export async function loadSignInState(
         newId: () => runtime.newId(),
         mac: otpMac(runtime, keys.sealedOtpSecret),
         ...(options.smsBudget ? { smsBudget: options.smsBudget } : {}),
-        knownNumber: async (number) =>
-          (await runtime.store.findBy('users', 'userPhoneNumber', number)).some((user) =>
-            holdsVerifiedContact(user, 'phone', number),
-          ),
+        // Through the index of verified contacts, one row at most: the unverified copies of a
+        // number anyone may set on users of their own account are neither read nor make it known.
+        knownNumber: (number) => someoneHoldsContact(runtime.store, 'phone', number),
         ...(captcha?.perContact
           ? {
               captchaSendLimit: {
