@@ -7,8 +7,7 @@ import {
 } from '@latchkey/protocol'
 import { base64urlnopad } from '@scure/base'
 import { ATTESTED_CREDENTIAL_PREFIX } from '../../domain/sessions.ts'
-import { contactKindOf, holdsVerifiedContact } from '../../domain/verifiedContact.ts'
-import { mapInOrder } from '../../kernel/base/async.ts'
+import { contactKindOf, holdsVerifiedContact, usersHoldingContact } from '../../domain/verifiedContact.ts'
 import {
   AuthenticationError,
   CredentialError,
@@ -18,6 +17,7 @@ import {
 import { verifyApiKeyStamp } from '../../kernel/crypto/index.ts'
 import type { Runtime } from '../../kernel/Runtime.ts'
 import type { Caller } from '../../kernel/registry.ts'
+import type { OauthProviderRow, OrganizationRow, UserRow } from '../../kernel/store/model.ts'
 import { oidcNonce } from '../oauth/oidcNonce.ts'
 import { isCompressedP256PublicKey } from '../otp/createOtpEngine.ts'
 import { signInState } from '../signInState.ts'
@@ -96,10 +96,19 @@ export async function verifyAttestedStamp(
   // The published clients name the parent organization when they do not know the account's
   // sub-organization yet (loginWithOtp without organizationId): the account is then the one of
   // its sub-organizations the token's contact or OAuth identity belongs to, as for otp_login.
-  // Like the proxy, never into the parent organization itself (the operator's).
-  const candidates = organization.parentOrganizationId
-    ? [organization]
-    : await runtime.store.findBy('organizations', 'parentOrganizationId', organization.id)
+  // Like the proxy, never into the parent organization itself (the operator's). The token is
+  // verified first, and the account is found through the index of the token's contact or
+  // identity, a get of its organization each: a request names the parent without any account,
+  // so it must not read the parent's sub-organizations, nor their users.
+  const parentOf = new Map<string, OrganizationRow | undefined>()
+  const accountOf = async (organizationId: string): Promise<OrganizationRow | undefined> => {
+    if (organization.parentOrganizationId !== undefined)
+      return organizationId === organization.id ? organization : undefined
+    if (!parentOf.has(organizationId))
+      parentOf.set(organizationId, await runtime.store.get('organizations', organizationId))
+    const account = parentOf.get(organizationId)
+    return account?.parentOrganizationId === organization.id ? account : undefined
+  }
   const credential = async (id: string, userId: string): Promise<Caller> => ({
     userId,
     organizationId: (await runtime.store.get('users', userId))!.organizationId,
@@ -122,18 +131,23 @@ export async function verifyAttestedStamp(
         message: 'the verification token is not bound to the key that signed this request',
       })
     const email = claims.verification_type === 'OTP_TYPE_EMAIL'
-    const user = (
-      await mapInOrder(candidates, (org) => runtime.store.findBy('users', 'organizationId', org.id))
-    )
-      .flat()
-      .find((u) => holdsVerifiedContact(u, contactKindOf(claims.verification_type), claims.contact))
-    if (!user)
+    const kind = contactKindOf(claims.verification_type)
+    let found: { user: UserRow; home: OrganizationRow } | undefined
+    for (const user of await usersHoldingContact(runtime.store, kind, claims.contact)) {
+      if (!holdsVerifiedContact(user, kind, claims.contact)) continue
+      const home = await accountOf(user.organizationId)
+      if (home) {
+        found = { user, home }
+        break
+      }
+    }
+    if (!found)
       throw new NotFoundError({
         code: 'USER_NOT_FOUND',
         field,
         message: `no user with this ${email ? 'e-mail address' : 'phone number'} in organization ${organization.id} or its sub-organizations`,
       })
-    const home = (await runtime.store.get('organizations', user.organizationId))!
+    const { user, home } = found
     if (email ? home.disableOtpEmailAuth || home.disableEmailAuth : home.disableSmsAuth)
       throw new PermissionError({
         field,
@@ -149,11 +163,13 @@ export async function verifyAttestedStamp(
       field,
       message: "the OIDC token's nonce is not the SHA-256 of the key that signed this request",
     })
-  const ids = new Set(candidates.map((org) => org.id))
   const identity = oauthIdentityOf(claims)!
-  const link = (await runtime.store.findBy('oauthProviders', 'subject', claims.sub)).find(
-    (row) => ids.has(row.organizationId) && namesOAuthIdentity(row, identity),
-  )
+  let link: OauthProviderRow | undefined
+  for (const row of await runtime.store.findBy('oauthProviders', 'subject', claims.sub))
+    if (namesOAuthIdentity(row, identity) && (await accountOf(row.organizationId))) {
+      link = row
+      break
+    }
   if (!link)
     throw new NotFoundError({
       code: 'ACCOUNT_NOT_FOUND',
