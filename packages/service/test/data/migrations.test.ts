@@ -20,6 +20,7 @@ import {
   type ApiKeyRow,
   type AuthenticatorRow,
   apiKeyInOrganization,
+  registeredKeyOf,
   type SendTransactionRow,
   type UserRow,
 } from '../../src/kernel/store/model.ts'
@@ -70,6 +71,10 @@ const NEWEST_UNDO: Record<string, string[]> = {
     `DROP INDEX "users_${column}"`,
     `ALTER TABLE users DROP COLUMN "${column}"`,
   ]),
+  '0026_registered_keys': [
+    'DROP INDEX "apiKeys_registeredKey_id"',
+    'ALTER TABLE "apiKeys" DROP COLUMN "registeredKey"',
+  ],
   '0023_pending_jobs_by_kind': [
     'DROP INDEX "jobs_pendingKind_runAfter"',
     'ALTER TABLE jobs DROP COLUMN "pendingKind"',
@@ -484,6 +489,55 @@ describe('migrations on a data dir', { timeout: 120_000 }, () => {
     }
   })
 
+  it("0026 fills the registered-key column of the API keys written before it as every write does: a registered key's public key, proven or not; none for a session key", async () => {
+    const dir = tempDir('registered-keys')
+    dirs.push(dir)
+    const store = await openDataDir(dir)
+    const publicKey = `02${'ab'.repeat(32)}`
+    const key = (
+      id: string,
+      credentialType: ApiKeyRow['credentialType'],
+      more: Partial<ApiKeyRow> = {},
+    ): ApiKeyRow => ({
+      id,
+      organizationId: `org-${id}`,
+      userId: `user-${id}`,
+      name: id,
+      publicKey,
+      keyInOrganization: apiKeyInOrganization(publicKey, `org-${id}`),
+      curve: 'API_KEY_CURVE_SECP256K1',
+      credentialType,
+      createdAt: 1,
+      updatedAt: 1,
+      ...more,
+    })
+    await store.transaction(async (tx) => {
+      await tx.put('apiKeys', key('proven', 'CREDENTIAL_TYPE_API_KEY_SECP256K1'))
+      await tx.put('apiKeys', key('unproven', 'CREDENTIAL_TYPE_API_KEY_SECP256K1', { unproven: true }))
+      await tx.put(
+        'apiKeys',
+        key('session', 'CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256', { expirationSeconds: '900' }),
+      )
+    })
+    await store.close()
+    // As a version before 0026 left it: no column, no index.
+    rollBackTo(dir, '0026_registered_keys')
+    const migrated = await openDataDir(dir)
+    try {
+      const ids = async (value: string) =>
+        (await migrated.findBy('apiKeys', 'registeredKey', value)).map((row) => row.id)
+      expect(await ids(registeredKeyOf(publicKey, true))).toEqual(['proven'])
+      expect(await ids(registeredKeyOf(publicKey, false))).toEqual(['unproven'])
+      expect((await migrated.findBy('apiKeys', 'publicKey', publicKey)).map((row) => row.id)).toEqual([
+        'proven',
+        'session',
+        'unproven',
+      ])
+    } finally {
+      await migrated.close()
+    }
+  })
+
   it('an older version refuses a data dir migrated ahead of it, with or without --no-migrate, and changes nothing', async () => {
     const dir = tempDir('ahead')
     dirs.push(dir)
@@ -531,6 +585,12 @@ describe('migrations on PostgreSQL', () => {
       await client.end()
     }
   }
+  /** What migration `first` and those after it made, undone (they apply again when next opened). */
+  const undoneFrom = (first: string) =>
+    LATEST.filter((name) => name >= first).flatMap((name) => [
+      ...(NEWEST_TABLES[name] ?? []).map((table) => `DROP TABLE "${table}"`),
+      ...(NEWEST_UNDO[name] ?? []),
+    ])
   /** The storage parameters of `table` (`name=value`), as PostgreSQL keeps them. */
   const storageOf = async (table: string): Promise<string[]> => {
     const [result] = await sqlOn([`SELECT reloptions FROM pg_class WHERE relname = '${table}'`])
@@ -544,9 +604,7 @@ describe('migrations on PostgreSQL', () => {
     await sqlOn([
       `DELETE FROM kysely_migration WHERE name >= '0024_session_origins'`,
       // What the migrations after it made, undone: they apply again after it.
-      ...LATEST.filter((name) => name > '0024_session_origins').flatMap((name) =>
-        (NEWEST_TABLES[name] ?? []).map((table) => `DROP TABLE "${table}"`),
-      ),
+      ...undoneFrom('0024_session_origins'),
       `UPDATE "apiKeys" SET data = (data::jsonb - 'origin')::text WHERE id != 'recorded-session'`,
     ])
     const migrated = await openPostgres(cluster.url)
@@ -563,7 +621,7 @@ describe('migrations on PostgreSQL', () => {
     await store.close()
     await sqlOn([
       `DELETE FROM kysely_migration WHERE name >= '0025_passkey_sightings'`,
-      'DROP TABLE "passkeySightings"',
+      ...undoneFrom('0025_passkey_sightings'),
     ])
     const migrated = await openPostgres(cluster.url)
     try {

@@ -631,6 +631,53 @@ function passkeySightings(backend: StoreBackend): Migration {
   }
 }
 
+/**
+ * API keys by `ApiKeyRow.registeredKey` (derived as the store writes a row): a registered key's
+ * public key, marked proven or unproven, so a wallet sign-in naming the parent and the account
+ * lookup by public key read the holders that may route them, through an index, never past every
+ * unproven copy and login session key anyone may make holding a stranger's public key. Filled from
+ * the rows' documents, a page at a time, by the rule as it was when this shipped (the registered
+ * credential types, `unproven` absent meaning proven). The index is on (registeredKey, id), the
+ * order holders are read in.
+ */
+function registeredKeys(backend: StoreBackend): Migration {
+  const registered = new Set([
+    'CREDENTIAL_TYPE_API_KEY_P256',
+    'CREDENTIAL_TYPE_API_KEY_SECP256K1',
+    'CREDENTIAL_TYPE_API_KEY_ED25519',
+  ])
+  return {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('apiKeys').addColumn('registeredKey', backend.textType).execute()
+      for (let after = ''; ; ) {
+        const page = (
+          await sql<{ id: string; data: string }>`select id, data from ${sql.table('apiKeys')}
+            where id > ${after} order by id limit 500`.execute(db)
+        ).rows
+        for (const { id, data } of page) {
+          const key = JSON.parse(data) as { publicKey: string; credentialType: string; unproven?: true }
+          if (registered.has(key.credentialType))
+            await sql`update ${sql.table('apiKeys')} set ${sql.ref('registeredKey')} = ${`${key.unproven ? 'unproven' : 'proven'}:${key.publicKey}`}
+              where id = ${id}`.execute(db)
+        }
+        if (page.length < 500) break
+        after = page.at(-1)!.id
+      }
+      // With the id: a page of holders in id order is read off the index, not sorted from every
+      // row holding the key (an attacker's thousands of copies).
+      await db.schema
+        .createIndex('apiKeys_registeredKey_id')
+        .on('apiKeys')
+        .columns(['registeredKey', 'id'])
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('apiKeys_registeredKey_id').execute()
+      await db.schema.alterTable('apiKeys').dropColumn('registeredKey').execute()
+    },
+  }
+}
+
 /** The migrations, with the column types of `backend`, by name in the order they apply. */
 function migrationsOf(backend: StoreBackend): Record<string, Migration> {
   return {
@@ -648,6 +695,9 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
     '0024_session_origins': sessionOrigins(),
     // Where each passkey was first shown: a registration of one shown before is a possible copy.
     '0025_passkey_sightings': passkeySightings(backend),
+    // A key's registered holders, proven apart from unproven, through an index: a wallet sign-in
+    // and the account lookup by public key read no copy anyone else registered before them.
+    '0026_registered_keys': registeredKeys(backend),
     // ---- wing: spending limits (issue 37) ----
     '0006_spending_limits': spendingLimitTables(backend),
     // Session profiles (limits/): a login naming one issues a session its scope confines.

@@ -98,7 +98,35 @@ export interface ApiKeyRow extends Row {
    * sign-up's first session key, which descends from the passkeys registered with its user.
    */
   origin?: SessionOrigin
+  /**
+   * An index field the store computes as it writes the row (`DERIVED`), never set by a writer: on
+   * a registered key (`isRegisteredKey`), `registeredKeyOf(publicKey, !unproven)`; absent on a
+   * login's session key. What a wallet sign-in naming the parent and the account lookup by public
+   * key read a key's holders by (migration 0026_registered_keys): the proven ones, which nobody
+   * but the key's holder (or an operator) makes, apart from the unproven copies anyone may
+   * register, and neither among the session keys a login names without the key's signature.
+   */
+  registeredKey?: string
 }
+
+/**
+ * The API key credential types a key's own registration gives it (`create_api_keys`, a user's
+ * creation, a sign-up), as opposed to a login's session key, whose public key the login names
+ * without that key's signature (pipeline/walletKeys.ts).
+ */
+export const REGISTERED_KEY_TYPES: ReadonlySet<string> = new Set([
+  'CREDENTIAL_TYPE_API_KEY_P256',
+  'CREDENTIAL_TYPE_API_KEY_SECP256K1',
+  'CREDENTIAL_TYPE_API_KEY_ED25519',
+])
+
+/** Whether `key` is one someone registered (`REGISTERED_KEY_TYPES`), not a login's session key. */
+export const isRegisteredKey = (key: Pick<ApiKeyRow, 'credentialType'>): boolean =>
+  REGISTERED_KEY_TYPES.has(key.credentialType)
+
+/** `ApiKeyRow.registeredKey` of the registered keys of `publicKey` that proved themselves, or of those that did not. */
+export const registeredKeyOf = (publicKey: string, proven: boolean): string =>
+  `${proven ? 'proven' : 'unproven'}:${publicKey}`
 
 /** What a read-write session descends from (`ApiKeyRow.origin`): it ends when any of them is removed. */
 export interface SessionOrigin {
@@ -911,6 +939,10 @@ export const DERIVED: {
   pluginRows: {
     staleAt: (row) => (row.staleAt === undefined ? undefined : staleAtKey(row.staleAt)),
   },
+  apiKeys: {
+    registeredKey: (row) =>
+      isRegisteredKey(row) ? registeredKeyOf(row.publicKey, !row.unproven) : undefined,
+  },
   users: {
     verifiedEmail: (row) => verifiedContactOf(row, 'email'),
     verifiedPhone: (row) => verifiedContactOf(row, 'phone'),
@@ -930,8 +962,8 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   // userEmail, userPhoneNumber: migration 0011_import_contacts (issue 40); userName: 0019_account_lookups;
   // verifiedEmail, verifiedPhone (DERIVED): 0021_verified_contacts.
   users: ['organizationId', 'userEmail', 'userPhoneNumber', 'userName', 'verifiedEmail', 'verifiedPhone'],
-  // keyInOrganization: migration 0016_api_key_lookup.
-  apiKeys: ['publicKey', 'userId', 'organizationId', 'keyInOrganization'],
+  // keyInOrganization: migration 0016_api_key_lookup; registeredKey (DERIVED): 0026_registered_keys, an index on (registeredKey, id).
+  apiKeys: ['publicKey', 'userId', 'organizationId', 'keyInOrganization', 'registeredKey'],
   // publicKeyHex: migration 0019_account_lookups (list_suborgs's PUBLIC_KEY filter).
   authenticators: ['credentialId', 'userId', 'organizationId', 'publicKeyHex'],
   passkeySightings: [],
