@@ -27,7 +27,7 @@ import {
 } from '../kernel/store/model.ts'
 import type { Reads, Transaction } from '../kernel/store/Store.ts'
 import { onlyPasskeyOfAccount } from './passkeySignIn.ts'
-import { isRegisteredKey, onlyKeyOfAccount } from './walletKeys.ts'
+import { onlyKeyHoldersUnder, registeredHoldersUnder } from './walletKeys.ts'
 
 const SCHEMES_OF_CURVE: Record<ApiKeyCurve, SignatureScheme[]> = {
   API_KEY_CURVE_P256: ['SIGNATURE_SCHEME_TK_API_P256'],
@@ -59,7 +59,7 @@ async function apiKeyFor(
     const parentId = (await reads.get('organizations', organizationId))?.parentOrganizationId
     const parent = parentId === undefined ? undefined : await inOrganization(parentId)
     if (parent) return { key: parent, proves: false }
-    const signIn = await signInKey(runtime, reads, stamped, organizationId)
+    const signIn = await signInKey(runtime, stamped, organizationId)
     if (signIn) return signIn
   }
   // The first holder in id (creation) order, as every holder's list used to be read.
@@ -78,43 +78,37 @@ interface StampedKey {
   scheme: SignatureScheme
 }
 
-/** Holders of one public key read when a stamp names their parent (a wallet sign-in). */
-const SIGN_IN_HOLDERS = 50
-
 /**
  * The account a stamp naming the parent organization signs in to (a wallet's `stamp_login`, before
- * the client knows its sub-organization), among the parent's sub-organizations holding the key
- * (walletKeys.ts): the first, by id, where the key proved itself; else the newest account
- * only the key gets into (a wallet sign-up's), which this login proves. A registration anyone
- * else made routes nothing: the stamp is refused rather than land in an account someone else
- * controls.
+ * the client knows its sub-organization), among the parent's sub-organizations holding the key as
+ * a registered key on the stamp's curve (walletKeys.ts): the first, by id, where the key proved
+ * itself; else the newest account only the key gets into (a wallet sign-up's), which this login
+ * proves. A registration anyone else made routes nothing: the stamp is refused rather than land
+ * in an account someone else controls. The holders are read through the index of registered keys,
+ * proven apart from unproven and under the parent only (`registeredHoldersUnder`), a bounded
+ * number of pages: copies of a wallet's public key registered before its account, in any number
+ * and any organization, neither hide that account nor cost more reads, and once the account
+ * proved itself, nor do copies registered after it. (Past those pages of copies registered after
+ * a wallet sign-up and before its first sign-in, that sign-in is refused until the holder signs in
+ * naming its organization.)
  */
 async function signInKey(
   runtime: Runtime,
-  reads: Reads,
   { publicKey, scheme }: StampedKey,
   parentId: string,
 ): Promise<{ key: ApiKeyRow; proves: boolean } | undefined> {
-  const holders = await runtime.store.pageBy('apiKeys', {
-    field: 'publicKey',
-    value: publicKey,
-    by: 'id',
-    limit: SIGN_IN_HOLDERS,
-  })
-  // Keys someone registered on the stamp's curve: neither a login's session key naming the same
-  // bytes nor a key of another curve may route (or shadow) the sign-in.
-  const under: ApiKeyRow[] = []
-  for (const holder of holders)
-    if (
-      isRegisteredKey(holder) &&
-      SCHEMES_OF_CURVE[holder.curve].includes(scheme) &&
-      (await reads.get('organizations', holder.organizationId))?.parentOrganizationId === parentId
-    )
-      under.push(holder)
-  if (under.length === 0) return undefined
-  const proven = under.find((key) => !key.unproven)
-  if (proven) return { key: proven, proves: false }
-  for (const key of under.reverse()) if (await onlyKeyOfAccount(reads, key)) return { key, proves: true }
+  const { store } = runtime
+  // Keys of another curve naming the same bytes neither route nor shadow the sign-in.
+  const onCurve = (key: ApiKeyRow) => SCHEMES_OF_CURVE[key.curve].includes(scheme)
+  for await (const key of registeredHoldersUnder(store, publicKey, parentId, true))
+    if (onCurve(key)) return { key, proves: false }
+  let under = false
+  const seen = () => {
+    under = true
+  }
+  for await (const key of onlyKeyHoldersUnder(store, publicKey, parentId, { keep: onCurve, seen }))
+    return { key, proves: true }
+  if (!under) return undefined
   throw new AuthenticationError({
     code: 'PUBLIC_KEY_NOT_FOUND',
     message:

@@ -17,7 +17,7 @@ import type { Reads } from '../kernel/store/Store.ts'
 import { shownTo } from '../pipeline/executeActivity.ts'
 import { passkeysSigningInFrom } from '../pipeline/passkeySignIn.ts'
 import { renderActivity } from '../pipeline/renderActivity.ts'
-import { signsInFromParent } from '../pipeline/walletKeys.ts'
+import { onlyKeyHoldersUnder, type PageReads, registeredHoldersUnder } from '../pipeline/walletKeys.ts'
 import { renderPolicy } from '../policies/renderPolicy.ts'
 import { paginate, readPagination } from './paginate.ts'
 import {
@@ -42,8 +42,8 @@ const id = (r: import('../kernel/Reader.ts').Reader, name: string) => r.string(n
  */
 async function holdersOf(
   reads: Reads,
-  filterType: string,
-  value: string,
+  store: PageReads,
+  { filterType, value }: { filterType: string; value: string },
   parentId: string,
 ): Promise<string[]> {
   const owners = <R extends { organizationId: string }>(rows: R[], keep: (row: R) => boolean = () => true) =>
@@ -76,10 +76,13 @@ async function holdersOf(
       )
     case 'PUBLIC_KEY': {
       const key = value.toLowerCase().replace(/^0x/, '')
-      // A key someone else registered finds no account it does not sign in to (pipeline/walletKeys.ts).
+      // A key someone else registered finds no account it does not sign in to (pipeline/walletKeys.ts):
+      // the proven holders under the parent, and the accounts only the key gets into, read through
+      // the index of registered keys a bounded number of rows (not every copy anyone registered,
+      // each once judged by reading every user of its account).
       const apiKeys: ApiKeyRow[] = []
-      for (const row of await reads.findBy('apiKeys', 'publicKey', key))
-        if (await signsInFromParent(reads, row)) apiKeys.push(row)
+      for await (const row of registeredHoldersUnder(store, key, parentId, true)) apiKeys.push(row)
+      for await (const row of onlyKeyHoldersUnder(store, key, parentId)) apiKeys.push(row)
       const passkeys = await passkeysSigningInFrom(
         reads,
         await reads.findBy('authenticators', 'publicKeyHex', key),
@@ -149,13 +152,18 @@ export const builtinQueries: Record<string, QueryHandler> = {
         filterType !== undefined ? r.string('filterValue', { max: 16 * 1024 }) : r.optString('filterValue')
       return { filterType, filterValue, pagination: readPagination(r) }
     },
-    run: async ({ store, organization }, q) => {
+    run: async ({ store, runtime, organization }, q) => {
       if (q.filterType !== undefined)
         return {
           organizationIds: await subOrganizationsPage(
             store,
             organization.id,
-            await holdersOf(store, q.filterType, q.filterValue!, organization.id),
+            await holdersOf(
+              store,
+              runtime.store,
+              { filterType: q.filterType, value: q.filterValue! },
+              organization.id,
+            ),
             q.pagination,
           ),
         }
