@@ -128,16 +128,29 @@ export function readApiKeyParams(value: unknown, field: string): ApiKeyParams {
 
 const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/
 
+/**
+ * The longest credential id WebAuthn allows (1,023 bytes), as base64url text (padded or not). The
+ * id is an indexed column, and a longer one the caller made up (a "none" attestation signs
+ * nothing) is past what a PostgreSQL index entry holds (2,704 bytes): refused here, naming it.
+ */
+export const MAX_CREDENTIAL_ID_CHARS = 1364
+
+/**
+ * The longest COSE public key a passkey registers (an RSA-4096 key takes about 530 bytes): its
+ * hex (`AuthenticatorRow.publicKeyHex`) is an indexed column too.
+ */
+export const MAX_COSE_KEY_BYTES = 1024
+
 export function readAuthenticatorParams(value: unknown, field: string): AuthenticatorParams {
   const r = new Reader(value, field)
   const attestation = r.object('attestation')
-  const b64 = (name: string) =>
-    attestation.string(name, { pattern: BASE64URL, hint: 'base64url text', max: 32 * 1024 })
+  const b64 = (name: string, max = 32 * 1024) =>
+    attestation.string(name, { pattern: BASE64URL, hint: 'base64url text', max })
   return {
     authenticatorName: r.string('authenticatorName', { max: 256 }),
     challenge: r.string('challenge', { max: 1024 }),
     attestation: {
-      credentialId: b64('credentialId'),
+      credentialId: b64('credentialId', MAX_CREDENTIAL_ID_CHARS),
       clientDataJson: b64('clientDataJson'),
       attestationObject: b64('attestationObject'),
       transports: attestation.array('transports', transportItem, { max: 5 }),

@@ -9,7 +9,7 @@ import { bytesToHex } from '@noble/hashes/utils.js'
 import { verifyRegistrationResponse } from '@simplewebauthn/server'
 import { isoBase64URL } from '@simplewebauthn/server/helpers'
 import { claimForAccount } from '../kernel/accountClaims.ts'
-import { ConflictError, CredentialError, NotFoundError } from '../kernel/base/errors.ts'
+import { ConflictError, CredentialError, FieldError, NotFoundError } from '../kernel/base/errors.ts'
 import { firstSighting, publicKeyMark } from '../kernel/passkeySightings.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import {
@@ -20,6 +20,7 @@ import {
 } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 import { accountHolds, passkeyValue } from './claimedValues.ts'
+import { MAX_COSE_KEY_BYTES, MAX_CREDENTIAL_ID_CHARS } from './params.ts'
 import { refuseOverLimit } from './resourceLimits.ts'
 import { firstSessionOrigin, SESSION_CREDENTIAL_TYPES } from './sessions.ts'
 import { callerVouchesForContacts } from './verifiedContact.ts'
@@ -246,6 +247,18 @@ export async function addAuthenticators(
     const info = verification.registrationInfo
     const credentialId = info.credential.id
     const credentialField = `${itemField}.attestation.credentialId`
+    // The attestation's own credential id and public key, which the row is indexed by, whatever
+    // the `credentialId` sent beside it says: past WebAuthn's limits, past an index entry's.
+    if (credentialId.length > MAX_CREDENTIAL_ID_CHARS)
+      throw new FieldError({
+        field: `${itemField}.attestation.attestationObject`,
+        reason: "holds a credential id longer than WebAuthn's 1,023 bytes",
+      })
+    if (info.credential.publicKey.length > MAX_COSE_KEY_BYTES)
+      throw new FieldError({
+        field: `${itemField}.attestation.attestationObject`,
+        reason: `holds a credential public key longer than ${MAX_COSE_KEY_BYTES} bytes`,
+      })
     const registered = await ctx.tx.findBy('authenticators', 'credentialId', credentialId)
     if (registered.some((row) => row.organizationId === user.organizationId))
       throw new ConflictError({
