@@ -154,6 +154,38 @@ export const Revoked: Story = {
   },
 }
 
+/** Revoke waiting for a second factor: the user has an MFA policy; until the code is given the agent's key still signs, and the step says so. */
+export const RevokeWaitingForSecondFactor: Story = {
+  parameters: {
+    live: {
+      signedIn: true,
+      wallets: [{ walletName: 'Everyday', chains: ['ethereum'] }],
+      agent: { spentWei: 4_000_000_000_000_000n },
+      mfa: { policies: ['exports'] },
+    },
+  },
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await userEvent.click(
+      await canvas.findByRole('button', { name: 'Revoke the allowance of Shopping agent' }),
+    )
+    await userEvent.click(await canvas.findByRole('button', { name: 'Yes, revoke' }))
+    await canvas.findByRole('textbox', { name: 'Authenticator code' })
+    await canvas.findByText('Shopping agent can still sign until you enter the code.')
+  },
+}
+
+/** That revoke cancelled (Escape): not revoked, and the notice says the agent still signs. */
+export const RevokeCancelled: Story = {
+  ...RevokeWaitingForSecondFactor,
+  play: async (context) => {
+    await RevokeWaitingForSecondFactor.play?.(context)
+    const canvas = within(context.canvasElement)
+    await userEvent.keyboard('{Escape}')
+    await canvas.findByText('Not revoked: Shopping agent can still sign.')
+  },
+}
+
 /** An ERC-20 allowance (25 USDC a day) of which the agent transferred 10.5 USDC: amounts in USDC. */
 export const TokenAllowance: Story = {
   parameters: {

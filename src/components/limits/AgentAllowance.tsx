@@ -126,6 +126,8 @@ function AgentAllowanceInner({
     challenge: MfaRequiredError<unknown>
     done: (result: unknown) => void
     back: () => void
+    /** A revoke's: whose key still signs until the code is given. */
+    stillSigns?: string
   } | null>(null)
   const granted = (grant: GrantAgentAllowanceReturnType & { agentName: string }) => {
     setGranting(false)
@@ -203,7 +205,12 @@ function AgentAllowanceInner({
                           challenge: caught,
                           done: (result) =>
                             revoked(result as RevokeAgentAllowanceReturnType, limit.spendingLimitName),
-                          back: () => setRefocusRevoke(limit.spendingLimitId),
+                          back: () => {
+                            // Cancelled: nothing was revoked, and the key still signs.
+                            setNotice(ui.t('agentNotRevoked', { name: limit.spendingLimitName }))
+                            setRefocusRevoke(limit.spendingLimitId)
+                          },
+                          stillSigns: limit.spendingLimitName,
                         })
                       // Its Revoke again, enabled once more, under the alert that says why.
                       else setRefocusRevoke(limit.spendingLimitId)
@@ -225,6 +232,11 @@ function AgentAllowanceInner({
               stepUpCancelled(waiting)
           }}
         >
+          {waiting.stillSigns !== undefined ? (
+            <p className="lk-subtle" style={{ margin: 0 }}>
+              {ui.t('agentStillSigns', { name: waiting.stillSigns })}
+            </p>
+          ) : null}
           <LazyStepUp
             ui={ui}
             challenge={waiting.challenge}

@@ -38,6 +38,8 @@ export const limits: Translation<typeof enLimits> = {
   agentRevokeConfirm: 'هل تريد إبطال مخصص {name}؟ سيتوقف مفتاحه عن التوقيع بمجرد اكتمال الإبطال.',
   agentRevokeYes: 'نعم، أبطِله',
   agentRevoking: 'جارٍ الإبطال…',
+  agentStillSigns: 'يظل بإمكان {name} التوقيع إلى أن تُدخل الرمز.',
+  agentNotRevoked: 'لم يُبطَل: لا يزال بإمكان {name} التوقيع.',
   agentRevoked: 'أُبطل مخصص {name}. لم يعد مفتاحه قادرًا على التوقيع.',
   agentGranted: 'أصبح لدى {name} مخصص الآن.',
   agentLimitReached: 'بلغ الحد',

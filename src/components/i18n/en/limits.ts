@@ -38,6 +38,8 @@ export const enLimits = {
     'Revoke the allowance of {name}? Its key stops signing as soon as the revocation goes through.',
   agentRevokeYes: 'Yes, revoke',
   agentRevoking: 'Revoking…',
+  agentStillSigns: '{name} can still sign until you enter the code.',
+  agentNotRevoked: 'Not revoked: {name} can still sign.',
   agentRevoked: 'The allowance of {name} is revoked. Its key can no longer sign.',
   agentGranted: '{name} has an allowance now.',
   agentLimitReached: 'Limit reached',

@@ -43,6 +43,8 @@ export const limits: Translation<typeof enLimits> = {
     '¿Revocar la asignación de {name}? Su clave deja de firmar en cuanto se complete la revocación.',
   agentRevokeYes: 'Sí, revocar',
   agentRevoking: 'Revocando…',
+  agentStillSigns: '{name} puede seguir firmando hasta que escribas el código.',
+  agentNotRevoked: 'No se revocó: {name} puede seguir firmando.',
   agentRevoked: 'La asignación de {name} está revocada. Su clave ya no puede firmar.',
   agentGranted: '{name} ya tiene una asignación.',
   agentLimitReached: 'Límite alcanzado',
