@@ -7,23 +7,13 @@ import {
   PROXY_CONFIG_HEADER,
   type SessionClaims,
 } from '@latchkey/protocol'
-import { p256 } from '@noble/curves/nist.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
-import { base64urlnopad } from '@scure/base'
 import { encryptOtpCodeToBundle } from '@turnkey/crypto'
 import { describe, expect, it } from 'vitest'
-import {
-  createHarness,
-  ETHEREUM_ACCOUNT,
-  type Harness,
-  type Json,
-  resultOf,
-  testKey,
-} from '../testing/harness.ts'
-import { oidcNonce } from './oauth/oidcNonce.ts'
-import { s256Challenge } from './oauth/pkce.ts'
+import { type ClientKey, clientKey, googleAuthenticate } from '../../test/support/publishedClient.ts'
+import { createHarness, ETHEREUM_ACCOUNT, type Harness, type Json, resultOf } from '../testing/harness.ts'
 
 const APP = 'http://app.test'
 
@@ -47,28 +37,6 @@ const errorOf = (reply: { status: number; body: Json }) => ({
   errorCode: reply.body.details?.errorCode,
   field: reply.body.details?.field,
 })
-
-/** A client key pair as the published clients keep it (P-256, compressed public key hex). */
-function clientKey() {
-  const privateKey = p256.utils.randomSecretKey()
-  const publicKey = bytesToHex(p256.getPublicKey(privateKey, true))
-  const sign = (text: string, format: 'compact' | 'der' = 'compact') =>
-    bytesToHex(p256.sign(utf8ToBytes(text), privateKey, { prehash: true, format }))
-  return {
-    privateKey,
-    publicKey,
-    sign,
-    stamper: () => testKey('SIGNATURE_SCHEME_TK_API_P256', privateKey),
-    /** `X-Stamp-Attested` as @turnkey/core 2.8's AttestedStamper builds it. */
-    attested: (body: string, token: string, scheme = 'STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN') =>
-      base64urlnopad.encode(
-        utf8ToBytes(
-          JSON.stringify({ publicKeyAttestation: token, scheme, publicKey, signature: sign(body, 'der') }),
-        ),
-      ),
-  }
-}
-type ClientKey = Awaited<ReturnType<typeof clientKey>>
 
 const tokenId = (token: string) => decodeJwtClaims<{ id: string }>(token).id
 
@@ -341,39 +309,7 @@ describe('a login signature must name the session key', () => {
 
 /** An OIDC token from the dev Google IdP through oauth2_authenticate, its nonce bound to `publicKey`. */
 async function googleToken(h: Harness, publicKey: string, email = `${crypto.randomUUID()}@example.com`) {
-  const config = (await proxy(h, 'wallet_kit_config')).body
-  const verifier = 'verifier-'.repeat(5)
-  const redirectUri = `${APP}/oauth/callback`
-  const nonce = oidcNonce(publicKey)
-  const url = new URL(config.oauthAuthorizationEndpoints.google)
-  const params = {
-    response_type: 'code',
-    client_id: config.oauthClientIds.google,
-    redirect_uri: redirectUri,
-    state: 'xyz',
-    nonce,
-    code_challenge: s256Challenge(verifier),
-    code_challenge_method: 'S256',
-    scope: 'openid email profile',
-  }
-  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v)
-  const html = await (await h.service.app.request(`${url.pathname}${url.search}`)).text()
-  const fields = Object.fromEntries(
-    [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]),
-  )
-  const post = await h.service.app.request(url.pathname, {
-    method: 'POST',
-    body: new URLSearchParams({ ...fields, email, name: 'Grace', action: 'continue' }),
-  })
-  const authCode = new URL(post.headers.get('location')!).searchParams.get('code')!
-  const reply = await proxy(h, 'oauth2_authenticate', {
-    provider: 'OAUTH2_PROVIDER_GOOGLE',
-    authCode,
-    redirectUri,
-    codeVerifier: verifier,
-    nonce,
-    clientId: config.oauthClientIds.google,
-  })
+  const reply = await googleAuthenticate(h, (path, body) => proxy(h, path, body), APP, publicKey, email)
   if (reply.status !== 200) throw new Error(JSON.stringify(reply.body))
   return reply.body.oidcToken as string
 }

@@ -9,27 +9,14 @@
 // session under the same profile started with that fee uncounted. A send recorded before the field
 // (a rolling upgrade) is counted under its submitter as they are then.
 
-import { Transaction } from 'micro-eth-signer'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { fillIdOf } from '../../src/sending/evmSender.ts'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
-import { createHarness, ETHEREUM_ACCOUNT, fakeClock, resultOf, testKey } from '../../src/testing/harness.ts'
-import { type Chain, refusingNode, startChain } from '../sending/sendSupport.ts'
+import { ETHEREUM_ACCOUNT, resultOf, testKey } from '../../src/testing/harness.ts'
+import { byHandService, CAIP2, chainForFile, transferred, transfers } from '../sending/byHand.ts'
+import { refusingNode } from '../sending/sendSupport.ts'
 
-const CAIP2 = 'eip155:31337'
-const DEAD = '0x000000000000000000000000000000000000dEaD'
-const GWEI = 10n ** 9n
-const PRICE = { gasLimit: '21000', maxFeePerGas: String(2n * GWEI), maxPriorityFeePerGas: String(GWEI) }
-
-let chain: Chain
-beforeAll(async () => {
-  chain = await startChain()
-}, 60_000)
-afterAll(async () => {
-  await chain?.node.close()
-})
-
-const transferValue = (raw: string) => (Transaction.fromHex(raw).raw as { value: bigint }).value
+const chain = chainForFile()
 
 describe('a fill made after the session signed out', { timeout: 60_000 }, () => {
   it.each([
@@ -39,14 +26,13 @@ describe('a fill made after the session signed out', { timeout: 60_000 }, () => 
   ])(
     'counts under the session limits that covered the refused send (%s)',
     async (_, { signsOut, recorded }) => {
-      const h = await createHarness({
-        clock: fakeClock(Date.now()),
-        rpc: { [CAIP2]: chain.url },
-        sending: { worker: false, pollIntervalMs: 20 },
-        fetch: refusingNode((raw) => transferValue(raw) === 7n, {
+      const h = await byHandService(
+        chain,
+        refusingNode((raw) => transferred(raw) === 7n, {
           message: 'insufficient funds for gas * price + value',
         }),
-      })
+        { pollIntervalMs: 20 },
+      )
       try {
         const sub = await h.createSubOrganization({
           wallet: { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] },
@@ -100,15 +86,7 @@ describe('a fill made after the session signed out', { timeout: 60_000 }, () => 
           keys.body.apiKeys as { apiKeyId: string; credential: { publicKey: string } }[]
         ).find((k) => k.credential.publicKey === key.publicKey)!.apiKeyId
 
-        const send = async (value: bigint) =>
-          resultOf(
-            'eth_send_transaction',
-            await submit(
-              'eth_send_transaction',
-              { from, caip2: CAIP2, calls: [{ to: DEAD, value: String(value) }], ...PRICE },
-              key,
-            ),
-          ).sendTransactionStatusId as string
+        const send = transfers(h, from, { as: key, organizationId }, { followTime: true })
         // The session key's own limit, as an operator caps one agent's key.
         const keyLimit = await limit('session key', {
           type: 'SPENDING_LIMIT_SCOPE_API_KEY',

@@ -7,24 +7,14 @@
 // gives, and the nonce-too-low failure gave the reservation back: the limit no longer counted a fee
 // the account paid. (The same 504-then-refusal gateway as lostBroadcastAnswer.test.ts, on a fill.)
 import { Transaction } from 'micro-eth-signer'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { fillIdOf } from '../../src/sending/evmSender.ts'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
-import { createHarness, fakeClock, limitedSubOrganization, resultOf } from '../../src/testing/harness.ts'
-import { type Chain, passUntil, receiptOf, startChain } from '../sending/sendSupport.ts'
+import { limitedSubOrganization } from '../../src/testing/harness.ts'
+import { byHandService, CAIP2, chainForFile, GWEI, nodeRefusal, transfers } from '../sending/byHand.ts'
+import { passUntil, receiptOf } from '../sending/sendSupport.ts'
 
-const CAIP2 = 'eip155:31337'
-const DEAD = '0x000000000000000000000000000000000000dEaD'
-const GWEI = 10n ** 9n
-const PRICE = { gasLimit: '21000', maxFeePerGas: String(2n * GWEI), maxPriorityFeePerGas: String(GWEI) }
-
-let chain: Chain
-beforeAll(async () => {
-  chain = await startChain()
-}, 60_000)
-afterAll(async () => {
-  await chain?.node.close()
-})
+const chain = chainForFile()
 
 const raw = (hex: string) => Transaction.fromHex(hex).raw as { value: bigint; to: string }
 
@@ -35,22 +25,18 @@ const raw = (hex: string) => Transaction.fromHex(hex).raw as { value: bigint; to
  */
 function gateway(from: () => string) {
   let fillSends = 0
-  const reply = (id: number, message: string) =>
-    new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32000, message } }), {
-      headers: { 'content-type': 'application/json' },
-    })
   const fetchFn: typeof fetch = async (input, init) => {
     const body = JSON.parse(String(init?.body)) as { id: number; method: string; params: string[] }
     if (body.method === 'eth_sendRawTransaction') {
       const tx = raw(body.params[0]!)
-      if (tx.value === 7n) return reply(body.id, 'insufficient funds for gas * price + value')
+      if (tx.value === 7n) return nodeRefusal(body.id, 'insufficient funds for gas * price + value')
       if (tx.value === 0n && tx.to.toLowerCase() === from().toLowerCase()) {
         fillSends++
         if (fillSends === 1) {
           await fetch(input, init) // the node takes it
           return new Response('<html><body>504 Gateway Time-out</body></html>', { status: 504 })
         }
-        if (fillSends === 2) return reply(body.id, 'txpool is full')
+        if (fillSends === 2) return nodeRefusal(body.id, 'txpool is full')
       }
     }
     return fetch(input, init)
@@ -61,28 +47,17 @@ function gateway(from: () => string) {
 describe('a fill whose broadcast answer was lost', { timeout: 60_000 }, () => {
   it('keeps counting the fee its mined first version paid', async () => {
     let from = ''
-    const h = await createHarness({
-      clock: fakeClock(Date.now()),
-      rpc: { [CAIP2]: chain.url },
-      sending: { worker: false, pollIntervalMs: 20 },
-      fetch: gateway(() => from),
-    })
+    const h = await byHandService(
+      chain,
+      gateway(() => from),
+      { pollIntervalMs: 20 },
+    )
     try {
       const limited = await limitedSubOrganization(h, { amount: String(10n ** 17n), caip2: CAIP2 })
       from = limited.from
       await chain.fund(from, 10n ** 18n)
       const start = await chain.balance(from)
-      const send = async (value: bigint) => {
-        h.clock.set(Math.max(h.clock.now() + 1, Date.now()))
-        return resultOf(
-          'eth_send_transaction',
-          await h.submit(
-            'eth_send_transaction',
-            { from, caip2: CAIP2, calls: [{ to: DEAD, value: String(value) }], ...PRICE },
-            limited,
-          ),
-        ).sendTransactionStatusId as string
-      }
+      const send = transfers(h, from, limited, { followTime: true })
       const first = await send(7n) // refused by the node
       await send(8n) // the next nonce: the first's is filled
       const worker = startSendWorker(h.service.runtime, { loop: false })
@@ -147,22 +122,19 @@ describe('a fill whose broadcast answer was lost', { timeout: 60_000 }, () => {
 function refusingFills(from: () => string, refusals: number) {
   let fillSends = 0
   let tips = 0n
-  const reply = (id: number, body: { result: string } | { error: { code: number; message: string } }) =>
-    new Response(JSON.stringify({ jsonrpc: '2.0', id, ...body }), {
+  const answer = (id: number, result: string) =>
+    new Response(JSON.stringify({ jsonrpc: '2.0', id, result }), {
       headers: { 'content-type': 'application/json' },
     })
   const fetchFn: typeof fetch = async (input, init) => {
     const body = JSON.parse(String(init?.body)) as { id: number; method: string; params: string[] }
     if (body.method === 'eth_maxPriorityFeePerGas')
-      return reply(body.id, { result: `0x${(GWEI + ++tips).toString(16)}` })
+      return answer(body.id, `0x${(GWEI + ++tips).toString(16)}`)
     if (body.method === 'eth_sendRawTransaction') {
       const tx = raw(body.params[0]!)
-      if (tx.value === 7n)
-        return reply(body.id, {
-          error: { code: -32000, message: 'insufficient funds for gas * price + value' },
-        })
+      if (tx.value === 7n) return nodeRefusal(body.id, 'insufficient funds for gas * price + value')
       if (tx.value === 0n && tx.to.toLowerCase() === from().toLowerCase() && ++fillSends <= refusals)
-        return reply(body.id, { error: { code: -32000, message: 'txpool is full' } })
+        return nodeRefusal(body.id, 'txpool is full')
     }
     return fetch(input, init)
   }
@@ -172,27 +144,16 @@ function refusingFills(from: () => string, refusals: number) {
 describe('a fill only ever refused', { timeout: 60_000 }, () => {
   it('is signed again without tracking the versions no node took', async () => {
     let from = ''
-    const h = await createHarness({
-      clock: fakeClock(Date.now()),
-      rpc: { [CAIP2]: chain.url },
-      sending: { worker: false, pollIntervalMs: 20 },
-      fetch: refusingFills(() => from, 3),
-    })
+    const h = await byHandService(
+      chain,
+      refusingFills(() => from, 3),
+      { pollIntervalMs: 20 },
+    )
     try {
       const limited = await limitedSubOrganization(h, { amount: String(10n ** 17n), caip2: CAIP2 })
       from = limited.from
       await chain.fund(from, 10n ** 18n)
-      const send = async (value: bigint) => {
-        h.clock.set(Math.max(h.clock.now() + 1, Date.now()))
-        return resultOf(
-          'eth_send_transaction',
-          await h.submit(
-            'eth_send_transaction',
-            { from, caip2: CAIP2, calls: [{ to: DEAD, value: String(value) }], ...PRICE },
-            limited,
-          ),
-        ).sendTransactionStatusId as string
-      }
+      const send = transfers(h, from, limited, { followTime: true })
       const first = await send(7n)
       await send(8n)
       const worker = startSendWorker(h.service.runtime, { loop: false })

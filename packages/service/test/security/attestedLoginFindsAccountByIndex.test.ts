@@ -13,38 +13,15 @@ import {
   PROXY_CONFIG_HEADER,
   type SessionClaims,
 } from '@latchkey/protocol'
-import { p256 } from '@noble/curves/nist.js'
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
-import { base64urlnopad } from '@scure/base'
 import { expect, it, vi } from 'vitest'
 import type { UserRow } from '../../src/kernel/store/model.ts'
-import { oidcNonce } from '../../src/signin/oauth/oidcNonce.ts'
-import { s256Challenge } from '../../src/signin/oauth/pkce.ts'
 import { createHarness, fillRows, type Harness, type Json, resultOf } from '../../src/testing/harness.ts'
+import { type ClientKey, clientKey, googleAuthenticate } from '../support/publishedClient.ts'
 import { countRowsRead } from './rowsRead.ts'
 
 const APP = 'http://localhost:5173'
 const TOKEN = 'STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN'
 const OIDC = 'STAMP_ATTESTED_SCHEME_P256_OIDC'
-
-/** A browser's session key, and `X-Stamp-Attested` over a body as the published clients build it. */
-function clientKey() {
-  const privateKey = p256.utils.randomSecretKey()
-  const publicKey = bytesToHex(p256.getPublicKey(privateKey, true))
-  const sign = (text: string, format: 'compact' | 'der' = 'compact') =>
-    bytesToHex(p256.sign(utf8ToBytes(text), privateKey, { prehash: true, format }))
-  return {
-    publicKey,
-    sign,
-    attested: (body: string, token: string, scheme = TOKEN) =>
-      base64urlnopad.encode(
-        utf8ToBytes(
-          JSON.stringify({ publicKeyAttestation: token, scheme, publicKey, signature: sign(body, 'der') }),
-        ),
-      ),
-  }
-}
-type ClientKey = ReturnType<typeof clientKey>
 
 const proxy = async (h: Harness, path: string, body: unknown) => {
   const res = await h.service.app.request(`/v1/${path}`, {
@@ -77,38 +54,7 @@ async function verified(h: Harness, email: string, key: ClientKey) {
 
 /** An OIDC token of the dev IdP for `email`, its nonce bound to `key` (the proxy's oauth2_authenticate). */
 async function googleToken(h: Harness, key: ClientKey, email: string) {
-  const config = (await proxy(h, 'wallet_kit_config', {})).body
-  const verifier = 'verifier-'.repeat(5)
-  const redirectUri = `${APP}/oauth/callback`
-  const nonce = oidcNonce(key.publicKey)
-  const url = new URL(config.oauthAuthorizationEndpoints.google)
-  const params = {
-    response_type: 'code',
-    client_id: config.oauthClientIds.google,
-    redirect_uri: redirectUri,
-    state: 'xyz',
-    nonce,
-    code_challenge: s256Challenge(verifier),
-    code_challenge_method: 'S256',
-    scope: 'openid email profile',
-  }
-  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v)
-  const html = await (await h.service.app.request(`${url.pathname}${url.search}`)).text()
-  const fields = Object.fromEntries(
-    [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]),
-  )
-  const post = await h.service.app.request(url.pathname, {
-    method: 'POST',
-    body: new URLSearchParams({ ...fields, email, name: 'Grace', action: 'continue' }),
-  })
-  const reply = await proxy(h, 'oauth2_authenticate', {
-    provider: 'OAUTH2_PROVIDER_GOOGLE',
-    authCode: new URL(post.headers.get('location')!).searchParams.get('code')!,
-    redirectUri,
-    codeVerifier: verifier,
-    nonce,
-    clientId: config.oauthClientIds.google,
-  })
+  const reply = await googleAuthenticate(h, (path, body) => proxy(h, path, body), APP, key.publicKey, email)
   expect(reply.status, JSON.stringify(reply.body)).toBe(200)
   return reply.body.oidcToken as string
 }

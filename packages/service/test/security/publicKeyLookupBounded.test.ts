@@ -6,56 +6,29 @@
 // sub-organization with users holding one key (create_users, 100 a call, 10,000 an organization)
 // made one anonymous lookup read holders x users rows (2,000 holders: 4,004,003 rows, 24.8 s;
 // 10,000: 10^8). The lookup still finds the account a wallet sign-up made past them.
-import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
 import { afterEach, expect, it, vi } from 'vitest'
-import { createHarness, type Harness, resultOf, type TestKey, testKey } from '../../src/testing/harness.ts'
+import { createHarness, type Harness, type TestKey, testKey } from '../../src/testing/harness.ts'
 import { countRowsRead } from './rowsRead.ts'
+import { keyCopies, proxyPost } from './walletKeyCopies.ts'
 
 afterEach(() => {
   vi.restoreAllMocks()
 })
 
 async function lookUp(h: Harness, key: TestKey) {
-  const reply = await h.service.app.request(
-    '/v1/account',
-    {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
-        Origin: 'http://localhost:5173',
-      },
-      body: JSON.stringify({ filterType: 'PUBLIC_KEY', filterValue: key.publicKey }),
-    },
-    { incoming: { socket: { remoteAddress: '198.51.100.20' } } },
+  const reply = await proxyPost(
+    h,
+    'account',
+    { filterType: 'PUBLIC_KEY', filterValue: key.publicKey },
+    '198.51.100.20',
   )
-  const body = (await reply.json()) as { organizationId?: string }
+  const body = reply.body as { organizationId?: string }
   expect(reply.status, JSON.stringify(body)).toBe(200)
   return body
 }
 
 /** `holders` users of one attacker's sub-organization, each holding `key`. */
-async function copies(h: Harness, key: TestKey, holders: number) {
-  const attacker = await h.createSubOrganization({ name: 'attacker' })
-  for (let made = 0; made < holders; made += 100) {
-    h.clock.advance(1)
-    resultOf(
-      'create_users',
-      await h.submit(
-        'create_users',
-        {
-          users: Array.from({ length: Math.min(100, holders - made) }, (_, i) => ({
-            userName: `u${made + i}`,
-            apiKeys: [key.apiKey(`k${made + i}`)],
-            authenticators: [],
-            oauthProviders: [],
-          })),
-        },
-        { as: attacker.keys[0]!, organizationId: attacker.organizationId },
-      ),
-    )
-  }
-}
+const copies = (h: Harness, key: TestKey, holders: number) => keyCopies(h, key, holders, (i) => `k${i}`)
 
 async function rowsReadByLookup(holders: number): Promise<number> {
   const h = await createHarness()
@@ -80,20 +53,13 @@ it("finds the account a wallet sign-up made, past an attacker's 400 copies of it
   const wallet = testKey('SIGNATURE_SCHEME_TK_API_SECP256K1_EIP191')
   await copies(h, wallet, 400)
   h.clock.advance(60_000)
-  const reply = await h.service.app.request(
-    '/v1/signup',
-    {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
-        Origin: 'http://localhost:5173',
-      },
-      body: JSON.stringify({ userName: 'wallet user', apiKeys: [wallet.apiKey('wallet')] }),
-    },
-    { incoming: { socket: { remoteAddress: '198.51.100.9' } } },
+  const reply = await proxyPost(
+    h,
+    'signup',
+    { userName: 'wallet user', apiKeys: [wallet.apiKey('wallet')] },
+    '198.51.100.9',
   )
-  const { organizationId } = (await reply.json()) as { organizationId: string }
+  const { organizationId } = reply.body as { organizationId: string }
   expect(reply.status).toBe(200)
   expect((await lookUp(h, wallet)).organizationId).toBe(organizationId)
 }, 300_000)

@@ -6,33 +6,24 @@
 // for good. The holders are now read through the index of registered keys, proven apart from
 // unproven, newest unproven first: copies made before an account, however many, neither hide it
 // nor cost the sign-in more reads.
-import { decodeJwtClaims, PROXY_CONFIG_HEADER, type SessionClaims } from '@latchkey/protocol'
+import { decodeJwtClaims, type SessionClaims } from '@latchkey/protocol'
 import { afterEach, expect, it, vi } from 'vitest'
 import { createHarness, type Harness, resultOf, type TestKey, testKey } from '../../src/testing/harness.ts'
 import { countRowsRead } from './rowsRead.ts'
+import { keyCopies, proxyPost } from './walletKeyCopies.ts'
 
 afterEach(() => {
   vi.restoreAllMocks()
 })
 
 async function signUp(h: Harness, keys: TestKey[], address: string): Promise<string> {
-  const reply = await h.service.app.request(
-    '/v1/signup',
-    {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
-        Origin: 'http://localhost:5173',
-      },
-      body: JSON.stringify({
-        userName: 'wallet user',
-        apiKeys: keys.map((k) => k.apiKey(`wallet-auth:${k.publicKey}`)),
-      }),
-    },
-    { incoming: { socket: { remoteAddress: address } } },
+  const reply = await proxyPost(
+    h,
+    'signup',
+    { userName: 'wallet user', apiKeys: keys.map((k) => k.apiKey(`wallet-auth:${k.publicKey}`)) },
+    address,
   )
-  const body = (await reply.json()) as { organizationId: string }
+  const body = reply.body as { organizationId: string }
   expect(reply.status, JSON.stringify(body)).toBe(200)
   return body.organizationId
 }
@@ -47,51 +38,32 @@ async function walletLogin(h: Harness, wallet: TestKey) {
 }
 
 /** `count` users of one attacker's sub-organization, each holding `key` (create_users, 100 a call). */
-async function copiesInOneSubOrganization(h: Harness, key: TestKey, count: number) {
-  const attacker = await h.createSubOrganization({ name: 'attacker' })
-  for (let made = 0; made < count; made += 100) {
-    h.clock.advance(1)
-    resultOf(
-      'create_users',
-      await h.submit(
-        'create_users',
-        {
-          users: Array.from({ length: Math.min(100, count - made) }, (_, i) => ({
-            userName: `u${made + i}`,
-            apiKeys: [key.apiKey(`wallet ${made + i}`)],
-            authenticators: [],
-            oauthProviders: [],
-          })),
-        },
-        { as: attacker.keys[0]!, organizationId: attacker.organizationId },
-      ),
-    )
-  }
-}
+const copiesInOneSubOrganization = (h: Harness, key: TestKey, count: number) =>
+  keyCopies(h, key, count, (i) => `wallet ${i}`)
 
-it('control: with 49 earlier registrations the victim signs in', async () => {
+/**
+ * The attacker: `count` anonymous sign-ups, each with the victim's (public) key beside a key of
+ * their own; then the victim signs up at the app with its wallet (to sign in as the kit does).
+ */
+async function victimAfterSignUps(count: number) {
   const h = await createHarness()
   const victimWallet = testKey('SIGNATURE_SCHEME_TK_API_SECP256K1_EIP191')
-  for (let i = 0; i < 49; i++) {
+  for (let i = 0; i < count; i++) {
     h.clock.advance(60_000)
     await signUp(h, [victimWallet, testKey()], `203.0.${i}.7`)
   }
   h.clock.advance(60_000)
   const victim = await signUp(h, [victimWallet], '198.51.100.9')
+  return { h, victimWallet, victim }
+}
+
+it('control: with 49 earlier registrations the victim signs in', async () => {
+  const { h, victimWallet, victim } = await victimAfterSignUps(49)
   expect(await walletLogin(h, victimWallet)).toEqual({ status: 200, organizationId: victim })
 }, 120_000)
 
 it("50 anonymous sign-ups registering a victim's public wallet key before its own do not lock the victim out of wallet sign-in", async () => {
-  const h = await createHarness()
-  const victimWallet = testKey('SIGNATURE_SCHEME_TK_API_SECP256K1_EIP191')
-  // The attacker: 50 anonymous sign-ups, each with the victim's (public) key beside a key of their own.
-  for (let i = 0; i < 50; i++) {
-    h.clock.advance(60_000)
-    await signUp(h, [victimWallet, testKey()], `203.0.${i}.7`)
-  }
-  // The victim signs up at the app with its wallet, then signs in as the kit does.
-  h.clock.advance(60_000)
-  const victim = await signUp(h, [victimWallet], '198.51.100.9')
+  const { h, victimWallet, victim } = await victimAfterSignUps(50)
   expect(await walletLogin(h, victimWallet)).toEqual({ status: 200, organizationId: victim })
 }, 120_000)
 

@@ -4,37 +4,15 @@
 // or asked about (queued behind a gap: never mined) on every pass for good, so an end user's few
 // requests cost the operator's node calls forever, for free. Node calls are counted, not timed;
 // the worker is run by hand, one pass at a time.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { fillIdOf, SEND_EXPIRES_AFTER_MS } from '../../src/sending/evmSender.ts'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
-import { createHarness, fakeClock, type Harness, resultOf } from '../../src/testing/harness.ts'
-import { type Chain, endUser, startChain } from './sendSupport.ts'
+import { type Harness, resultOf } from '../../src/testing/harness.ts'
+import { byHandService, chainForFile, countingFetch, DEAD, PRICE, passes } from './byHand.ts'
+import { endUser } from './sendSupport.ts'
 
-const CAIP2 = 'eip155:31337'
-const DEAD = '0x000000000000000000000000000000000000dEaD'
-const GWEI = 10n ** 9n
 const SENDS = 64
-let chain: Chain
-
-beforeAll(async () => {
-  chain = await startChain()
-}, 60_000)
-
-afterAll(async () => {
-  await chain?.node.close()
-})
-
-/** A `fetch` that counts the service's JSON-RPC calls by method. */
-function countingFetch() {
-  const calls = new Map<string, number>()
-  const fetchFn: typeof fetch = async (input, init) => {
-    const body = JSON.parse(String(init?.body)) as { method: string }
-    calls.set(body.method, (calls.get(body.method) ?? 0) + 1)
-    return fetch(input, init)
-  }
-  const total = () => [...calls.values()].reduce((a, b) => a + b, 0)
-  return { fetch: fetchFn, calls, total, reset: () => calls.clear() }
-}
+const chain = chainForFile()
 
 /** The sends `ids`' fills as stored (undefined where none was made). */
 const fillsOf = (h: Harness, ids: string[]) =>
@@ -45,12 +23,7 @@ describe('a send at a nonce its caller named, refused by the node, is not filled
 }, () => {
   it(`${SENDS} zero-value sends of an account holding nothing, at nonces 0..${SENDS - 1}: FAILED, no fill, no node call afterwards`, async () => {
     const counting = countingFetch()
-    const h = await createHarness({
-      clock: fakeClock(Date.now()),
-      rpc: { [CAIP2]: chain.url },
-      sending: { worker: false, pollIntervalMs: 250 },
-      fetch: counting.fetch,
-    })
+    const h = await byHandService(chain, counting.fetch)
     const user = await endUser(h) // a fresh sub-organization; its account was never funded
     expect(await chain.balance(user.from)).toBe(0n)
     const ids: string[] = []
@@ -58,9 +31,7 @@ describe('a send at a nonce its caller named, refused by the node, is not filled
       const reply = await user.send({
         calls: [{ to: DEAD, value: '0' }],
         nonce: String(nonce),
-        gasLimit: '21000',
-        maxFeePerGas: String(2n * GWEI),
-        maxPriorityFeePerGas: String(GWEI),
+        ...PRICE,
       })
       ids.push(resultOf('eth_send_transaction', reply).sendTransactionStatusId as string)
     }
@@ -78,10 +49,7 @@ describe('a send at a nonce its caller named, refused by the node, is not filled
       // The account's counter never gave these nonces: it is left as it was (none).
       expect(await h.service.store.all('nonces')).toHaveLength(0)
       counting.reset()
-      for (let i = 0; i < 10; i++) {
-        h.clock.advance(31_000)
-        await worker.pass()
-      }
+      await passes(h, worker, 10, 31_000)
       // Nothing left to broadcast or follow (it was 192 calls in 10 passes, a month later too).
       expect(Object.fromEntries(counting.calls)).toEqual({})
     } finally {
@@ -92,12 +60,7 @@ describe('a send at a nonce its caller named, refused by the node, is not filled
 
   it(`${SENDS} sends of 1 ETH from an account holding 0.01, at nonces 5..${SENDS + 4}: FAILED, no fill queued behind the gap, no node call afterwards`, async () => {
     const counting = countingFetch()
-    const h = await createHarness({
-      clock: fakeClock(Date.now()),
-      rpc: { [CAIP2]: chain.url },
-      sending: { worker: false, pollIntervalMs: 250 },
-      fetch: counting.fetch,
-    })
+    const h = await byHandService(chain, counting.fetch)
     const user = await endUser(h)
     // Enough for a fill's 21,000 gas (which the node would take into its queue behind nonces
     // 0..4, never mined), never for a 1 ETH transfer.
@@ -107,9 +70,7 @@ describe('a send at a nonce its caller named, refused by the node, is not filled
       const reply = await user.send({
         calls: [{ to: DEAD, value: String(10n ** 18n) }],
         nonce: String(5 + i),
-        gasLimit: '21000',
-        maxFeePerGas: String(2n * GWEI),
-        maxPriorityFeePerGas: String(GWEI),
+        ...PRICE,
       })
       ids.push(resultOf('eth_send_transaction', reply).sendTransactionStatusId as string)
     }
@@ -125,10 +86,7 @@ describe('a send at a nonce its caller named, refused by the node, is not filled
       // (250 ms) for good, about 1,280 calls a second a month later.
       expect((await fillsOf(h, ids)).filter(Boolean)).toHaveLength(0)
       counting.reset()
-      for (let i = 0; i < 5; i++) {
-        h.clock.advance(61_000)
-        await worker.pass()
-      }
+      await passes(h, worker, 5, 61_000)
       h.clock.advance(SEND_EXPIRES_AFTER_MS)
       await worker.pass()
       expect(Object.fromEntries(counting.calls)).toEqual({})

@@ -6,98 +6,53 @@
 // given up: nothing filled those nonces any more, no send took them, and every later send of the
 // account was signed behind them and never mined. Found by the audit of a70eccd5.
 
-import { Transaction } from 'micro-eth-signer'
-import { serializeTransaction } from 'viem'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { FILL_WAITS_FOR_ROOM_MS, fillIdOf, SEND_EXPIRES_AFTER_MS } from '../../src/sending/evmSender.ts'
 import { MAX_HOLES, nonceIdOf, OPEN_STATUSES } from '../../src/sending/sendingState.ts'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
-import { createHarness, fakeClock, type Harness, resultOf } from '../../src/testing/harness.ts'
-import { type Chain, endUser, passUntil, startChain } from './sendSupport.ts'
+import {
+  byHandService,
+  CAIP2,
+  chainForFile,
+  countingFetch,
+  passes,
+  passHolding,
+  refusedAtNonceFive,
+  sendRaw,
+  transferred,
+  transfers,
+} from './byHand.ts'
+import { endUser, passUntil } from './sendSupport.ts'
 
-const CAIP2 = 'eip155:31337'
-const DEAD = '0x000000000000000000000000000000000000dEaD'
-const GWEI = 10n ** 9n
-const PRICE = { gasLimit: '21000', maxFeePerGas: String(2n * GWEI), maxPriorityFeePerGas: String(GWEI) }
 // More fills than the counter keeps holes: SENDS - 1 fills, MAX_HOLES of them holes, 3 past.
 const SENDS = MAX_HOLES + 4
-let chain: Chain
+const chain = chainForFile()
 
-beforeAll(async () => {
-  chain = await startChain()
-}, 60_000)
-
-afterAll(async () => {
-  await chain?.node.close()
-})
-
-const transferred = (raw: string) => (Transaction.fromHex(raw).raw as { value: bigint }).value
 const isOpen = (status: string) => (OPEN_STATUSES as readonly string[]).includes(status)
-
-async function waitForStatus(h: Harness, id: string, status: string) {
-  const until = Date.now() + 20_000
-  for (;;) {
-    const row = await h.service.store.get('sendTransactions', id)
-    if (row?.status === status) return row
-    if (Date.now() > until) throw new Error(`send ${id} still ${row?.status}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
 
 describe('more of an account’s fills expire than its counter keeps holes', { timeout: 180_000 }, () => {
   it('those past the holes stay open: every nonce is filled or a hole, and the account’s sends are mined once it pays', async () => {
-    let release = () => {}
-    const gate = new Promise<void>((resolve) => {
-      release = resolve
-    })
     // The last send's broadcast waits until every earlier one was refused (and filled).
-    const fetchFn: typeof fetch = async (input, init) => {
-      const body = JSON.parse(String(init?.body)) as { method: string; params: string[] }
-      if (body.method === 'eth_sendRawTransaction' && transferred(body.params[0]!) === BigInt(SENDS))
-        await gate
-      return fetch(input, init)
-    }
-    const h = await createHarness({
-      clock: fakeClock(Date.now()),
-      rpc: { [CAIP2]: chain.url },
-      sending: { worker: false, pollIntervalMs: 250 },
-      fetch: fetchFn,
-    })
+    const counting = countingFetch((raw) => transferred(raw) === BigInt(SENDS))
+    const h = await byHandService(chain, counting.fetch)
     const user = await endUser(h)
     expect(await chain.balance(user.from)).toBe(0n)
     // Submitted at the service's clock as it is (`endUser`'s `send` sets it to real time, hours
     // back once the test moved it past the expiry).
-    const send = async (value: number) =>
-      resultOf(
-        'eth_send_transaction',
-        await h.submit(
-          'eth_send_transaction',
-          { from: user.from, caip2: CAIP2, calls: [{ to: DEAD, value: String(value) }], ...PRICE },
-          user.as,
-        ),
-      ).sendTransactionStatusId as string
+    const send = transfers(h, user.from, user.as)
     // An app retrying on an account that holds nothing yet: SENDS sends, nonces 0..SENDS-1.
     const ids: string[] = []
     for (let i = 1; i <= SENDS; i++) ids.push(await send(i))
     const worker = startSendWorker(h.service.runtime, { loop: false })
     try {
-      const pass = worker.pass()
-      for (const id of ids.slice(0, -1)) await waitForStatus(h, id, 'FAILED')
-      release()
-      await pass
+      await passHolding(h, worker, ids.slice(0, -1), counting.release, 20_000)
       const fills = (await h.service.store.all('sendTransactions')).filter((row) => row.fills !== undefined)
       expect(fills).toHaveLength(SENDS - 1)
       // Refused (the account holds nothing) and signed again for 3 hours, then given up where
       // the counter has room for their nonces.
-      for (let i = 0; i < 4; i++) {
-        h.clock.advance(31_000)
-        await worker.pass()
-      }
+      await passes(h, worker, 4, 31_000)
       h.clock.advance(SEND_EXPIRES_AFTER_MS)
-      for (let i = 0; i < 3; i++) {
-        h.clock.advance(31_000)
-        await worker.pass()
-      }
+      await passes(h, worker, 3, 31_000)
       const counter = (await h.service.store.get('nonces', nonceIdOf(CAIP2, user.from)))!
       const holes = counter.holes ?? []
       expect(holes).toHaveLength(MAX_HOLES)
@@ -125,10 +80,7 @@ describe('more of an account’s fills expire than its counter keeps holes', { t
       const later: string[] = []
       for (let i = 0; i < SENDS; i++) later.push(await send(1000 + i))
       // Meanwhile the fills left open are not signed or broadcast again on every pass.
-      for (let i = 0; i < 3; i++) {
-        h.clock.advance(300)
-        await worker.pass()
-      }
+      await passes(h, worker, 3, 300)
       for (const row of rows.filter((row) => isOpen(row.status)))
         expect((await h.service.store.get('sendTransactions', row.id))!.attempts).toBe(row.attempts)
       h.clock.advance(FILL_WAITS_FOR_ROOM_MS)
@@ -147,58 +99,12 @@ describe('more of an account’s fills expire than its counter keeps holes', { t
     }
   })
   it('an unmined fill whose nonce finds no room stays open, asked about once an hour, and is given up once the counter has room', async () => {
-    const calls = new Map<string, number>()
     // The node refuses the transaction at nonce 5 (as it does one its sender cannot pay for).
-    const fetchFn: typeof fetch = async (input, init) => {
-      const body = JSON.parse(String(init?.body)) as { id: number; method: string; params: string[] }
-      calls.set(body.method, (calls.get(body.method) ?? 0) + 1)
-      if (body.method === 'eth_sendRawTransaction') {
-        const raw = Transaction.fromHex(body.params[0]!).raw as { nonce: bigint; value: bigint }
-        if (raw.nonce === 5n && raw.value === 1n) {
-          const error = { code: -32000, message: 'insufficient funds for gas * price + value' }
-          return new Response(JSON.stringify({ jsonrpc: '2.0', id: body.id, error }), {
-            headers: { 'content-type': 'application/json' },
-          })
-        }
-      }
-      return fetch(input, init)
-    }
-    const h = await createHarness({
-      clock: fakeClock(Date.now()),
-      rpc: { [CAIP2]: chain.url },
-      sending: { worker: false, pollIntervalMs: 250 },
-      fetch: fetchFn,
-    })
-    const user = await endUser(h)
-    await chain.fund(user.from, 10n ** 16n)
-    const raw = async (nonce: number, value: bigint) => {
-      const unsigned = serializeTransaction({
-        type: 'eip1559',
-        chainId: 31337,
-        nonce,
-        to: DEAD,
-        value,
-        gas: 21_000n,
-        maxFeePerGas: 2n * GWEI,
-        maxPriorityFeePerGas: GWEI,
-      })
-      const { signedTransaction } = resultOf(
-        'sign_transaction',
-        await h.submit(
-          'sign_transaction',
-          { signWith: user.from, type: 'TRANSACTION_TYPE_ETHEREUM', unsignedTransaction: unsigned },
-          user.as,
-        ),
-      ) as { signedTransaction: string }
-      resultOf(
-        'eth_send_raw_transaction',
-        await h.submit('eth_send_raw_transaction', { signedTransaction, caip2: CAIP2 }, user.as),
-      )
-    }
+    const { counting, h, user } = await refusedAtNonceFive(chain)
     // As in userFillsExpire: raw sends at nonces 5 and 6 (the counter's), the first refused; its
     // fill is queued by the node behind nonces 0..4 and never mined.
-    await raw(5, 1n)
-    await raw(6, 0n)
+    await sendRaw(h, user, 5, 1n)
+    await sendRaw(h, user, 6, 0n)
     const refused = (
       await h.service.store.findBy('sendTransactions', 'organizationId', user.organizationId)
     ).find((row) => row.nonce === '5')!
@@ -225,12 +131,9 @@ describe('more of an account’s fills expire than its counter keeps holes', { t
       expect(waiting.status).toBe('BROADCASTED')
       expect(waiting.notBefore).toBeGreaterThan(h.clock.now() + FILL_WAITS_FOR_ROOM_MS / 2)
       expect((await h.service.store.get('nonces', counterId))!.holes).toEqual(full)
-      calls.clear()
-      for (let i = 0; i < 5; i++) {
-        h.clock.advance(61_000)
-        await worker.pass()
-      }
-      expect(Object.fromEntries(calls)).toEqual({})
+      counting.reset()
+      await passes(h, worker, 5, 61_000)
+      expect(Object.fromEntries(counting.calls)).toEqual({})
       // The account's sends took some holes: the next look gives the fill up, its nonce a hole.
       await h.service.store.transaction(async (tx) => {
         const counter = (await tx.get('nonces', counterId))!

@@ -6,67 +6,35 @@
 // refused it, its nonce was neither filled (not counted) nor a hole any more: every later send of
 // the account waited in the node's queue behind it. Found by the audit of a70eccd5.
 
-import { Transaction } from 'micro-eth-signer'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { fillIdOf, SEND_EXPIRES_AFTER_MS } from '../../src/sending/evmSender.ts'
 import { nonceIdOf } from '../../src/sending/sendingState.ts'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
-import { createHarness, fakeClock, type Harness, resultOf } from '../../src/testing/harness.ts'
-import { type Chain, endUser, passUntil, startChain } from './sendSupport.ts'
+import { resultOf } from '../../src/testing/harness.ts'
+import {
+  byHandService,
+  CAIP2,
+  chainForFile,
+  countingFetch,
+  DEAD,
+  PRICE,
+  passes,
+  passHolding,
+  transferred,
+} from './byHand.ts'
+import { endUser, passUntil } from './sendSupport.ts'
 
-const CAIP2 = 'eip155:31337'
-const DEAD = '0x000000000000000000000000000000000000dEaD'
-const GWEI = 10n ** 9n
-const PRICE = { gasLimit: '21000', maxFeePerGas: String(2n * GWEI), maxPriorityFeePerGas: String(GWEI) }
-let chain: Chain
-
-beforeAll(async () => {
-  chain = await startChain()
-}, 60_000)
-
-afterAll(async () => {
-  await chain?.node.close()
-})
-
-const transferred = (raw: string) => (Transaction.fromHex(raw).raw as { value: bigint }).value
-
-async function waitForStatus(h: Harness, id: string, status: string) {
-  const until = Date.now() + 10_000
-  for (;;) {
-    const row = await h.service.store.get('sendTransactions', id)
-    if (row?.status === status) return row
-    if (Date.now() > until) throw new Error(`send ${id} still ${row?.status}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
+const chain = chainForFile()
 
 describe('a batch that delegates the account, naming a hole of its counter', { timeout: 120_000 }, () => {
   it('is refused with a 400 naming parameters.nonce, the hole kept: the account’s next send takes it and is mined', async () => {
-    let release = () => {}
-    const gate = new Promise<void>((resolve) => {
-      release = resolve
-    })
     // The node refuses any batch (as it would one of an account that cannot pay for it).
-    const fetchFn: typeof fetch = async (input, init) => {
-      const body = JSON.parse(String(init?.body)) as { id: number; method: string; params: string[] }
-      if (body.method === 'eth_sendRawTransaction') {
-        const raw = body.params[0]!
-        if (transferred(raw) === 8n && !raw.startsWith('0x04')) await gate
-        if (raw.startsWith('0x04')) {
-          const error = { code: -32000, message: 'insufficient funds for gas * price + value' }
-          return new Response(JSON.stringify({ jsonrpc: '2.0', id: body.id, error }), {
-            headers: { 'content-type': 'application/json' },
-          })
-        }
-      }
-      return fetch(input, init)
-    }
-    const h = await createHarness({
-      clock: fakeClock(Date.now()),
-      rpc: { [CAIP2]: chain.url },
-      sending: { worker: false, pollIntervalMs: 250 },
+    const counting = countingFetch(
+      (raw) => transferred(raw) === 8n && !raw.startsWith('0x04'),
+      (raw) => raw.startsWith('0x04'),
+    )
+    const h = await byHandService(chain, counting.fetch, {
       sponsorship: { delegates: { [CAIP2]: chain.delegate }, caps: {} },
-      fetch: fetchFn,
     })
     const user = await endUser(h)
     // Submitted at the service's clock as it is (`endUser`'s `send` sets it to real time, hours
@@ -82,14 +50,8 @@ describe('a batch that delegates the account, naming a hole of its counter', { t
     const firstRow = (await h.service.store.get('sendTransactions', first))!
     const worker = startSendWorker(h.service.runtime, { loop: false })
     try {
-      const pass = worker.pass()
-      await waitForStatus(h, first, 'FAILED')
-      release()
-      await pass
-      for (let i = 0; i < 5; i++) {
-        h.clock.advance(31_000)
-        await worker.pass()
-      }
+      await passHolding(h, worker, [first], counting.release)
+      await passes(h, worker, 5, 31_000)
       h.clock.advance(SEND_EXPIRES_AFTER_MS)
       await worker.pass()
       expect((await h.service.store.get('sendTransactions', fillIdOf(first)))!.status).toBe('FAILED')

@@ -7,69 +7,29 @@
 // the worker is run by hand, one pass at a time (until a send is mined: anvil mines after it answers).
 
 import { Transaction } from 'micro-eth-signer'
-import { serializeTransaction } from 'viem'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { fillIdOf, SEND_EXPIRES_AFTER_MS } from '../../src/sending/evmSender.ts'
 import { nonceIdOf } from '../../src/sending/sendingState.ts'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
-import { createHarness, fakeClock, type Harness, resultOf } from '../../src/testing/harness.ts'
-import { type Chain, endUser, erc20Call, passUntil, sponsoredService, startChain } from './sendSupport.ts'
+import { type Harness, resultOf } from '../../src/testing/harness.ts'
+import {
+  byHandService,
+  CAIP2,
+  chainForFile,
+  countingFetch,
+  DEAD,
+  nodeRefusal,
+  PRICE,
+  passes,
+  passHolding,
+  refusedAtNonceFive,
+  sendRaw,
+  transferred,
+} from './byHand.ts'
+import { endUser, erc20Call, passUntil, sponsoredService } from './sendSupport.ts'
 
-const CAIP2 = 'eip155:31337'
-const DEAD = '0x000000000000000000000000000000000000dEaD'
-const GWEI = 10n ** 9n
-const PRICE = { gasLimit: '21000', maxFeePerGas: String(2n * GWEI), maxPriorityFeePerGas: String(GWEI) }
-let chain: Chain
-
-beforeAll(async () => {
-  chain = await startChain()
-}, 60_000)
-
-afterAll(async () => {
-  await chain?.node.close()
-})
-
-/**
- * A `fetch` that counts the service's JSON-RPC calls by method, holds the broadcast of every
- * transaction `held` picks until `release` is called, and refuses that of every one `refused`
- * picks as a node refuses a transaction its sender cannot pay for.
- */
-function countingFetch(
-  held: (raw: string) => boolean = () => false,
-  refused: (raw: string) => boolean = () => false,
-) {
-  const calls = new Map<string, number>()
-  let release = () => {}
-  const gate = new Promise<void>((resolve) => {
-    release = resolve
-  })
-  const fetchFn: typeof fetch = async (input, init) => {
-    const body = JSON.parse(String(init?.body)) as { method: string; params: string[] }
-    calls.set(body.method, (calls.get(body.method) ?? 0) + 1)
-    if (body.method === 'eth_sendRawTransaction' && held(body.params[0]!)) await gate
-    if (body.method === 'eth_sendRawTransaction' && refused(body.params[0]!)) {
-      const error = { code: -32000, message: 'insufficient funds for gas * price + value' }
-      return new Response(JSON.stringify({ jsonrpc: '2.0', id: (body as { id?: number }).id, error }), {
-        headers: { 'content-type': 'application/json' },
-      })
-    }
-    return fetch(input, init)
-  }
-  return { fetch: fetchFn, calls, release, reset: () => calls.clear() }
-}
-
-const transferred = (raw: string) => (Transaction.fromHex(raw).raw as { value: bigint }).value
-
-async function waitForStatus(h: Harness, id: string, status: string) {
-  const until = Date.now() + 10_000
-  for (;;) {
-    const row = await h.service.store.get('sendTransactions', id)
-    if (row?.status === status) return row
-    if (Date.now() > until) throw new Error(`send ${id} still ${row?.status}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
+const chain = chainForFile()
 
 const openSends = async (h: Harness) =>
   (await h.service.store.all('sendTransactions')).filter(
@@ -80,12 +40,7 @@ describe("a fill of an end user's own account expires", { timeout: 120_000 }, ()
   it('two sends of an account holding nothing, the first refused after the second took the next nonce: its fill, refused, ends within 3 hours, and the account sends at that nonce once funded', async () => {
     // The second send (8 wei) is broadcast only once the first (7 wei) was refused and filled.
     const counting = countingFetch((raw) => transferred(raw) === 8n)
-    const h = await createHarness({
-      clock: fakeClock(Date.now()),
-      rpc: { [CAIP2]: chain.url },
-      sending: { worker: false, pollIntervalMs: 250 },
-      fetch: counting.fetch,
-    })
+    const h = await byHandService(chain, counting.fetch)
     const user = await endUser(h)
     expect(await chain.balance(user.from)).toBe(0n)
     const send = async (value: bigint) =>
@@ -106,10 +61,7 @@ describe("a fill of an end user's own account expires", { timeout: 120_000 }, ()
     await h.service.store.transaction((tx) => tx.put('sendTransactions', legacy))
     const worker = startSendWorker(h.service.runtime, { loop: false })
     try {
-      const pass = worker.pass()
-      await waitForStatus(h, first, 'FAILED')
-      counting.release()
-      await pass
+      await passHolding(h, worker, [first], counting.release)
       expect((await h.service.store.get('sendTransactions', first))!.error?.message).toMatch(
         /insufficient funds/i,
       )
@@ -117,10 +69,7 @@ describe("a fill of an end user's own account expires", { timeout: 120_000 }, ()
       const fill = (await h.service.store.get('sendTransactions', fillIdOf(first)))!
       expect(fill).toMatchObject({ nonce: firstRow.nonce, sponsored: false, sender: user.from })
       // Refused (the account holds nothing) and signed again, with backoff, for 3 hours.
-      for (let i = 0; i < 10; i++) {
-        h.clock.advance(31_000)
-        await worker.pass()
-      }
+      await passes(h, worker, 10, 31_000)
       expect((await h.service.store.get('sendTransactions', fillIdOf(first)))!.status).toBe('PENDING')
       h.clock.advance(SEND_EXPIRES_AFTER_MS)
       await worker.pass()
@@ -131,10 +80,7 @@ describe("a fill of an end user's own account expires", { timeout: 120_000 }, ()
       )
       expect(await openSends(h)).toHaveLength(0)
       counting.reset()
-      for (let i = 0; i < 5; i++) {
-        h.clock.advance(31_000)
-        await worker.pass()
-      }
+      await passes(h, worker, 5, 31_000)
       expect(Object.fromEntries(counting.calls)).toEqual({})
       // Its nonce is a hole of the account's counter: once the account holds something, its next
       // send takes it (not one behind it) and is mined.
@@ -154,47 +100,10 @@ describe("a fill of an end user's own account expires", { timeout: 120_000 }, ()
 
   it('a fill the node queues behind a gap (raw sends of the account at nonces 5 and 6, the first refused): no longer asked about 3 hours after it was made', async () => {
     // The node refuses the transaction at nonce 5 (as it does one its sender cannot pay for).
-    const counting = countingFetch(
-      undefined,
-      (raw) => Transaction.fromHex(raw).raw.nonce === 5n && transferred(raw) === 1n,
-    )
-    const h = await createHarness({
-      clock: fakeClock(Date.now()),
-      rpc: { [CAIP2]: chain.url },
-      sending: { worker: false, pollIntervalMs: 250 },
-      fetch: counting.fetch,
-    })
-    const user = await endUser(h)
-    await chain.fund(user.from, 10n ** 16n)
-    const raw = async (nonce: number, value: bigint) => {
-      const unsigned = serializeTransaction({
-        type: 'eip1559',
-        chainId: 31337,
-        nonce,
-        to: DEAD,
-        value,
-        gas: 21_000n,
-        maxFeePerGas: 2n * GWEI,
-        maxPriorityFeePerGas: GWEI,
-      })
-      h.clock.set(Date.now())
-      const { signedTransaction } = resultOf(
-        'sign_transaction',
-        await h.submit(
-          'sign_transaction',
-          { signWith: user.from, type: 'TRANSACTION_TYPE_ETHEREUM', unsignedTransaction: unsigned },
-          user.as,
-        ),
-      ) as { signedTransaction: string }
-      h.clock.set(Date.now())
-      resultOf(
-        'eth_send_raw_transaction',
-        await h.submit('eth_send_raw_transaction', { signedTransaction, caip2: CAIP2 }, user.as),
-      )
-    }
+    const { counting, h, user } = await refusedAtNonceFive(chain)
     // Nonces 5 and 6, each ahead of the account's counter: taken on it (countedNonce).
-    await raw(5, 1n)
-    await raw(6, 0n)
+    await sendRaw(h, user, 5, 1n, { followTime: true })
+    await sendRaw(h, user, 6, 0n, { followTime: true })
     const rows = await h.service.store.findBy('sendTransactions', 'organizationId', user.organizationId)
     const refused = rows.find((row) => row.nonce === '5')!
     expect(rows.every((row) => row.countedNonce === true)).toBe(true)
@@ -204,10 +113,7 @@ describe("a fill of an end user's own account expires", { timeout: 120_000 }, ()
       await worker.pass() // the fill broadcast: queued by the node behind nonces 0..4
       const fill = (await h.service.store.get('sendTransactions', fillIdOf(refused.id)))!
       expect(fill).toMatchObject({ status: 'BROADCASTED', nonce: '5', sponsored: false })
-      for (let i = 0; i < 5; i++) {
-        h.clock.advance(61_000)
-        await worker.pass()
-      }
+      await passes(h, worker, 5, 61_000)
       expect(['PENDING', 'BROADCASTED']).toContain(
         (await h.service.store.get('sendTransactions', fillIdOf(refused.id)))!.status,
       )
@@ -240,10 +146,6 @@ describe("a fill of an end user's own account expires", { timeout: 120_000 }, ()
       release = resolve
     })
     const toOf = (raw: string) => String((Transaction.fromHex(raw).raw as { to?: string }).to).toLowerCase()
-    const refusal = (id: number, message: string) =>
-      new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32000, message } }), {
-        headers: { 'content-type': 'application/json' },
-      })
     let sponsor = ''
     const h = await sponsoredService(
       chain,
@@ -254,8 +156,8 @@ describe("a fill of an end user's own account expires", { timeout: 120_000 }, ()
           const body = JSON.parse(String(init?.body)) as { id: number; method: string; params: string[] }
           if (body.method === 'eth_sendRawTransaction') {
             const to = toOf(body.params[0]!)
-            if (to === bad) return refusal(body.id, 'authority already reserved')
-            if (to === sponsor && refuseFills) return refusal(body.id, 'txpool is full')
+            if (to === bad) return nodeRefusal(body.id, 'authority already reserved')
+            if (to === sponsor && refuseFills) return nodeRefusal(body.id, 'txpool is full')
             if (to === victim) await gate
           }
           return fetch(input, init)
@@ -276,20 +178,11 @@ describe("a fill of an end user's own account expires", { timeout: 120_000 }, ()
     const victimId = await sponsored(victimUser, 2n)
     const worker = startSendWorker(h.service.runtime, { loop: false })
     try {
-      const pass = worker.pass()
-      await waitForStatus(h, badId, 'FAILED')
-      release()
-      await pass
+      await passHolding(h, worker, [badId], release)
       expect((await h.service.store.get('sendTransactions', fillIdOf(badId)))!.sponsored).toBe(true)
-      for (let i = 0; i < 5; i++) {
-        h.clock.advance(31_000)
-        await worker.pass()
-      }
+      await passes(h, worker, 5, 31_000)
       h.clock.advance(SEND_EXPIRES_AFTER_MS)
-      for (let i = 0; i < 3; i++) {
-        h.clock.advance(31_000)
-        await worker.pass()
-      }
+      await passes(h, worker, 3, 31_000)
       // Still followed: every user's later sponsored send waits behind the sponsor's nonce.
       const fill = (await h.service.store.get('sendTransactions', fillIdOf(badId)))!
       expect(fill.status).toBe('PENDING')

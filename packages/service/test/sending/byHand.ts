@@ -1,0 +1,209 @@
+// What the tests of an account's fills and nonces share: one anvil for the file, a service whose
+// send worker the test runs by hand (a pass at a time, the service's clock moved between them), a
+// node whose answers the test holds or refuses, and an end user's transfers and raw sends.
+import { Transaction } from 'micro-eth-signer'
+import { serializeTransaction } from 'viem'
+import { afterAll, beforeAll } from 'vitest'
+import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
+import {
+  createHarness,
+  fakeClock,
+  type Harness,
+  resultOf,
+  type SubmitOptions,
+} from '../../src/testing/harness.ts'
+import { type Chain, endUser, startChain } from './sendSupport.ts'
+
+export const CAIP2 = 'eip155:31337'
+export const DEAD = '0x000000000000000000000000000000000000dEaD'
+export const GWEI = 10n ** 9n
+/** A plain transfer's gas and price, named so the service asks the node for neither. */
+export const PRICE = {
+  gasLimit: '21000',
+  maxFeePerGas: String(2n * GWEI),
+  maxPriorityFeePerGas: String(GWEI),
+}
+
+/**
+ * anvil (`startChain`) for the tests of the file that calls it: the object returned is filled in
+ * before its tests run and the node closed after them.
+ */
+export function chainForFile(): Chain {
+  const chain = {} as Chain
+  beforeAll(async () => {
+    Object.assign(chain, await startChain())
+  }, 60_000)
+  afterAll(async () => {
+    await chain.node?.close()
+  })
+  return chain
+}
+
+/**
+ * A service on `chain` whose send worker does not run by itself (`startSendWorker(…, { loop: false })`
+ * runs its passes), its clock frozen at now, its node calls made through `fetchFn`.
+ */
+export function byHandService(
+  chain: Chain,
+  fetchFn: typeof fetch,
+  { pollIntervalMs = 250, ...more }: { pollIntervalMs?: number } & Partial<CreateServiceOptions> = {},
+): Promise<Harness> {
+  return createHarness({
+    ...more,
+    clock: fakeClock(Date.now()),
+    rpc: { [CAIP2]: chain.url },
+    sending: { worker: false, pollIntervalMs },
+    fetch: fetchFn,
+  })
+}
+
+/** `count` of `worker`'s passes, the service's clock moved `stepMs` before each. */
+export async function passes(
+  h: Pick<Harness, 'clock'>,
+  worker: { pass(): Promise<void> },
+  count: number,
+  stepMs: number,
+): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    h.clock.advance(stepMs)
+    await worker.pass()
+  }
+}
+
+/** The send `id`'s row once its status is `status`; throws after `withinMs` of real time. */
+export async function waitForStatus(h: Harness, id: string, status: string, withinMs = 10_000) {
+  const until = Date.now() + withinMs
+  for (;;) {
+    const row = await h.service.store.get('sendTransactions', id)
+    if (row?.status === status) return row
+    if (Date.now() > until) throw new Error(`send ${id} still ${row?.status}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+/**
+ * A pass of `worker` during which the broadcasts the node holds wait until each send of `ids` has
+ * FAILED (refused, and filled): then `release` lets them through and the pass ends.
+ */
+export async function passHolding(
+  h: Harness,
+  worker: { pass(): Promise<void> },
+  ids: string[],
+  release: () => void,
+  withinMs?: number,
+): Promise<void> {
+  const pass = worker.pass()
+  for (const id of ids) await waitForStatus(h, id, 'FAILED', withinMs)
+  release()
+  await pass
+}
+
+/** The wei a signed transaction `raw` transfers. */
+export const transferred = (raw: string) => (Transaction.fromHex(raw).raw as { value: bigint }).value
+
+/** The node's JSON-RPC answer to call `id` refusing it with `message`. */
+export const nodeRefusal = (id: number | undefined, message: string) =>
+  new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32000, message } }), {
+    headers: { 'content-type': 'application/json' },
+  })
+
+/**
+ * A `fetch` that counts the service's JSON-RPC calls by method, holds the broadcast of every
+ * transaction `held` picks until `release` is called, and refuses that of every one `refused`
+ * picks as a node refuses a transaction its sender cannot pay for.
+ */
+export function countingFetch(
+  held: (raw: string) => boolean = () => false,
+  refused: (raw: string) => boolean = () => false,
+) {
+  const calls = new Map<string, number>()
+  let release = () => {}
+  const gate = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  const fetchFn: typeof fetch = async (input, init) => {
+    const body = JSON.parse(String(init?.body)) as { id?: number; method: string; params: string[] }
+    calls.set(body.method, (calls.get(body.method) ?? 0) + 1)
+    if (body.method === 'eth_sendRawTransaction' && held(body.params[0]!)) await gate
+    if (body.method === 'eth_sendRawTransaction' && refused(body.params[0]!))
+      return nodeRefusal(body.id, 'insufficient funds for gas * price + value')
+    return fetch(input, init)
+  }
+  return { fetch: fetchFn, calls, release, reset: () => calls.clear() }
+}
+
+/**
+ * A by-hand service whose node refuses the transfer of 1 wei at nonce 5 (as it does one its sender
+ * cannot pay for), its calls counted, and an end user whose account holds 0.01 ETH.
+ */
+export async function refusedAtNonceFive(chain: Chain) {
+  const counting = countingFetch(
+    undefined,
+    (raw) => Transaction.fromHex(raw).raw.nonce === 5n && transferred(raw) === 1n,
+  )
+  const h = await byHandService(chain, counting.fetch)
+  const user = await endUser(h)
+  await chain.fund(user.from, 10n ** 16n)
+  return { counting, h, user }
+}
+
+/**
+ * A function that submits a transfer of `value` wei to DEAD from `from` as `as` (at PRICE) and
+ * answers its sendTransactionStatusId; with `followTime`, the service's clock is first moved to
+ * real time, and at least a millisecond on.
+ */
+export function transfers(
+  h: Harness,
+  from: string,
+  as: SubmitOptions,
+  { followTime = false }: { followTime?: boolean } = {},
+) {
+  return async (value: bigint | number): Promise<string> => {
+    if (followTime) h.clock.set(Math.max(h.clock.now() + 1, Date.now()))
+    return resultOf(
+      'eth_send_transaction',
+      await h.submit(
+        'eth_send_transaction',
+        { from, caip2: CAIP2, calls: [{ to: DEAD, value: String(value) }], ...PRICE },
+        as,
+      ),
+    ).sendTransactionStatusId as string
+  }
+}
+
+/**
+ * `user` signs a transfer of `value` wei to DEAD at `nonce` (sign_transaction) and sends it
+ * (eth_send_raw_transaction); with `followTime`, the service's clock is set to real time before each.
+ */
+export async function sendRaw(
+  h: Harness,
+  user: Pick<Awaited<ReturnType<typeof endUser>>, 'from' | 'as'>,
+  nonce: number,
+  value: bigint,
+  { followTime = false }: { followTime?: boolean } = {},
+): Promise<void> {
+  const unsigned = serializeTransaction({
+    type: 'eip1559',
+    chainId: 31337,
+    nonce,
+    to: DEAD,
+    value,
+    gas: 21_000n,
+    maxFeePerGas: 2n * GWEI,
+    maxPriorityFeePerGas: GWEI,
+  })
+  if (followTime) h.clock.set(Date.now())
+  const { signedTransaction } = resultOf(
+    'sign_transaction',
+    await h.submit(
+      'sign_transaction',
+      { signWith: user.from, type: 'TRANSACTION_TYPE_ETHEREUM', unsignedTransaction: unsigned },
+      user.as,
+    ),
+  ) as { signedTransaction: string }
+  if (followTime) h.clock.set(Date.now())
+  resultOf(
+    'eth_send_raw_transaction',
+    await h.submit('eth_send_raw_transaction', { signedTransaction, caip2: CAIP2 }, user.as),
+  )
+}
