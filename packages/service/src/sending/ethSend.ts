@@ -25,6 +25,7 @@ import { revertChainOf } from './revertReason.ts'
 import {
   delegateCounterOf,
   forgetNonceHole,
+  MAX_OPEN_SENDS,
   type NewSend,
   nonceFloor,
   nonceIdOf,
@@ -883,14 +884,8 @@ export async function runEthSend(
   return { sendTransactionStatusId: id }
 }
 
-/**
- * The most open sends (committed, not yet final: PENDING or BROADCASTED) one organization holds: an
- * end user's sub-organization, or an organization of its own (the operator's, whose back end may
- * send for many users at once). Each open send costs the operator's node calls on every worker
- * pass until it is final; a send past the cap is refused until some of its sends are final (an
- * unmined unsponsored one ends `SEND_EXPIRES_AFTER_MS` after its commit, `evmSender`).
- */
-export const MAX_OPEN_SENDS = { subOrganization: 64, organization: 1024 } as const
+/** The most open sends one organization holds (`sendingState`'s, where the worker counts its fills too). */
+export { MAX_OPEN_SENDS }
 
 /**
  * In the activity's transaction: records a signed send as PENDING (its broadcast job, which the

@@ -14,6 +14,8 @@ import type { SendingOptions } from './SendingOptions.ts'
 import {
   delegateCounterOf,
   giveBackNonce,
+  MAX_HOLES,
+  MAX_OPEN_SENDS,
   OPEN_STATUSES,
   pendingSend,
   raiseNonceFloor,
@@ -122,11 +124,20 @@ const expired = (ctx: SendContext, row: SendTransactionRow): boolean =>
 /**
  * How long a user's expired fill whose nonce its counter has no room to keep as a hole
  * (`MAX_HOLES`) waits before it is looked at again: open, signed again at the market's price
- * (refused) or asked about (unmined) once an hour, until it is mined or the counter has room (the
- * account's sends take its holes). Its cost stays bounded: one node call an hour, for fills counted
- * in their organization's open sends (`MAX_OPEN_SENDS`).
+ * (refused) or asked about (unmined) once an hour, until it is mined, the counter has room (the
+ * account's sends take its holes), or it has waited `FILL_WAITS_FOR_ROOM_AT_MOST_MS`.
  */
 export const FILL_WAITS_FOR_ROOM_MS = 3600_000
+
+/**
+ * How long past its expiry (`SEND_EXPIRES_AFTER_MS`) a user's fill waits for room among its
+ * counter's holes (`FILL_WAITS_FOR_ROOM_MS`) before it is given up for good: FAILED, no longer
+ * looked at, its nonce left empty (the account sends at it itself, naming it). Its cost is bounded
+ * in time as well as in count (each counts in its organization's open sends, `MAX_OPEN_SENDS`):
+ * at most 24 looks of 3 node calls (refused: signed again at the market's price and broadcast) or
+ * of one per version it tracks (unmined).
+ */
+export const FILL_WAITS_FOR_ROOM_AT_MOST_MS = 24 * 3600_000
 
 /** Thrown in a transaction to undo it: the counter keeps no more holes (`recordNonceHole`). */
 class NoRoomForHole extends Error {}
@@ -139,7 +150,8 @@ class NoRoomForHole extends Error {}
  * mined later leaves the hole below the node's count, where no send takes it. A counter that keeps
  * `MAX_HOLES` holes already has no room for it: the fill is not given up then (its nonce would be
  * neither filled nor a hole, every later send of the account signed behind it), but stays open,
- * looked at again `FILL_WAITS_FOR_ROOM_MS` later.
+ * looked at again `FILL_WAITS_FOR_ROOM_MS` later, until `FILL_WAITS_FOR_ROOM_AT_MOST_MS` past its
+ * expiry: then it ends FAILED all the same, its nonce left empty, and its error says so.
  */
 async function giveUpFill(
   ctx: SendContext,
@@ -147,7 +159,10 @@ async function giveUpFill(
   message: string,
   how: 'refused' | 'unmined',
 ): Promise<void> {
-  const hole = async (tx: StoreTransaction, current: SendTransactionRow) => {
+  const waitedEnough =
+    ctx.runtime.now() - row.createdAt >= SEND_EXPIRES_AFTER_MS + FILL_WAITS_FOR_ROOM_AT_MOST_MS
+  // The error it ends with when its nonce is left empty; undefined when it became a hole.
+  const hole = async (tx: StoreTransaction, current: SendTransactionRow): Promise<string | undefined> => {
     if (current.nonce === undefined || !(OPEN_STATUSES as readonly string[]).includes(current.status)) return
     const kept = await recordNonceHole(tx, {
       now: ctx.runtime.now(),
@@ -155,30 +170,32 @@ async function giveUpFill(
       address: current.sender,
       nonce: BigInt(current.nonce),
     })
-    if (!kept) throw new NoRoomForHole()
+    if (kept) return
+    if (!waitedEnough) throw new NoRoomForHole()
+    return `${message}; nonce ${current.nonce} of ${current.sender} is left empty (its counter keeps ${MAX_HOLES} holes already, and the fill waited ${FILL_WAITS_FOR_ROOM_AT_MOST_MS / 3600_000} hours for room): the account's later sends wait behind it until it sends at that nonce itself (naming \`nonce\` ${current.nonce})`
   }
   try {
     if (how === 'refused') {
       // Refused at its broadcast (its lease held): what it reserved goes back unless a version of
       // it may be on a node.
-      await ctx.fail(
-        row,
-        message,
-        async (tx, current) => {
-          await hole(tx, current)
-          return undefined
-        },
-        { keepSpend: mayBeOnANode(row) },
-      )
+      await ctx.fail(row, message, hole, { keepSpend: mayBeOnANode(row) })
       return
     }
     // Tracked without a lease: only while open (another instance may have seen it mined
     // meanwhile); what it reserved stays counted, as for any send that reached a node.
-    const ended = await ctx.update(
-      row,
-      { status: 'FAILED', error: { message }, notBefore: Number.MAX_SAFE_INTEGER },
-      { whileOpen: true, also: hole },
-    )
+    const changes: Partial<SendTransactionRow> = {
+      status: 'FAILED',
+      error: { message },
+      notBefore: Number.MAX_SAFE_INTEGER,
+    }
+    const ended = await ctx.update(row, changes, {
+      whileOpen: true,
+      also: async (tx, current) => {
+        const empty = await hole(tx, current)
+        // Written with the rest (`update` reads `changes` after this).
+        if (empty !== undefined) changes.error = { message: empty }
+      },
+    })
     if (ended) ctx.final(row, 'FAILED')
   } catch (error) {
     if (!(error instanceof NoRoomForHole)) throw error
@@ -498,23 +515,43 @@ async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: s
       const nonces = [{ nonce: BigInt(current.nonce), id: fillIdOf(current.id) }]
       if (current.sender === current.account && authorization?.nonce === BigInt(current.nonce) + 1n)
         nonces.push({ nonce: authorization.nonce, id: authorizationFillIdOf(current.id) })
+      // Each fill counts in the organization's open sends (`MAX_OPEN_SENDS`, as `recordSend` counts
+      // them): only those that fit are made (the refused send, ended here, makes room for one), so
+      // what the worker asks the node about for one organization stays within its cap.
+      const organization = await tx.get('organizations', current.organizationId)
+      const most = organization?.parentOrganizationId
+        ? MAX_OPEN_SENDS.subOrganization
+        : MAX_OPEN_SENDS.organization
+      let openSends = (await tx.count('sendTransactions', 'openIn', current.organizationId)) - (open ? 1 : 0)
       const reservedFee = 21_000n * mostMaxFeePerGas(fees.maxFeePerGas, options)
       for (const [i, { nonce, id }] of nonces.entries()) {
-        const refusal = await reserveFill(runtime, tx, current, { account: signer.account, reservedFee, id })
+        const refusal =
+          openSends >= most
+            ? `organization ${current.organizationId} has ${openSends} sends not yet final, at most ${most} (openSendsPerOrganization)`
+            : await reserveFill(runtime, tx, current, { account: signer.account, reservedFee, id })
         if (refusal !== undefined) {
-          // Left empty: holes of the account's counter, which its next sends take.
+          // Left empty: holes of the account's counter, which its next sends take (none past the
+          // holes it keeps: the nonce is then the account's to send at itself).
+          const lost: bigint[] = []
           if (open)
-            for (const hole of nonces.slice(i))
-              await recordNonceHole(tx, {
+            for (const hole of nonces.slice(i)) {
+              const kept = await recordNonceHole(tx, {
                 now,
                 caip2: current.caip2,
                 address: current.account,
                 nonce: hole.nonce,
               })
-          return `${message}; nonce ${nonce} of ${current.sender} was not filled, and the account's later sends wait behind it until its next send through the service takes that nonce (or it sends at it itself): ${refusal}`
+              if (!kept) lost.push(hole.nonce)
+            }
+          const until =
+            lost.length === 0
+              ? 'until its next send through the service takes that nonce (or it sends at it itself)'
+              : `until it sends at nonce ${lost.join(' and ')} itself, naming \`nonce\` (its counter keeps ${MAX_HOLES} holes already)`
+          return `${message}; nonce ${nonce} of ${current.sender} was not filled, and the account's later sends wait behind it ${until}: ${refusal}`
         }
         const fill = signFill(runtime, { ...current, nonce: nonce.toString() }, fees, signer)
         await tx.put('sendTransactions', { ...fill, id, reservedFee: reservedFee.toString() })
+        openSends++
       }
     },
     { keepSpend: mayBeOnANode(row) },

@@ -107,6 +107,16 @@ export function openHoles(row: NonceRow | undefined, floor: bigint): bigint[] {
 }
 
 /**
+ * The most open sends (committed, not yet final: PENDING or BROADCASTED) one organization holds: an
+ * end user's sub-organization, or an organization of its own (the operator's, whose back end may
+ * send for many users at once). Each open send costs the operator's node calls on every worker
+ * pass until it is final; a send past the cap is refused until some of its sends are final (an
+ * unmined unsponsored one ends `SEND_EXPIRES_AFTER_MS` after its commit, `evmSender`). The
+ * worker's fills of a user's account are made only within it (`evmSender`'s `failUnmined`).
+ */
+export const MAX_OPEN_SENDS = { subOrganization: 64, organization: 1024 } as const
+
+/**
  * Most holes a counter keeps. A hole past it is not recorded (`recordNonceHole` says so) rather than
  * one already recorded dropped: whatever gave up that nonce counts on its being the counter's to give.
  */
