@@ -413,8 +413,10 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
       // The row is written once, with its outcome, at the end of this transaction (every branch
       // below puts it); nothing in between reads it back.
       const row = provisional(submission, runtime.now())
-      // The caller's credential as this transaction sees it (not on a snapshot run: `standing`).
-      const gone = onSnapshot ? undefined : await credentialGone(tx, submission)
+      // The caller's credential as this transaction sees it: not on a snapshot run of the
+      // request's reads, which decides as of admission throughout (`credentialGone`); on an
+      // ordered one, as of its snapshot after the lock, as its policies and limits are.
+      const gone = onSnapshot && keys.length === 0 ? undefined : await credentialGone(tx, submission)
       const execution = gone
         ? await refused(submission, tx, row, gone)
         : await decideAndRun(submission, tx, row, ready)
@@ -435,10 +437,11 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
       // it cannot fail another organization's commit, nor be rerun for one (`isolation`). Its
       // snapshot is not the request's reads, which were read before the lock.
       ...(onSnapshot && keys.length === 0 ? { snapshot: submission.reads } : {}),
-      // What the plugins that order it read (a spending limit's rows) comes from one statement
-      // after the lock, as of that snapshot (`readAhead`); the rest of its reads (the signer, the
-      // policies: what it signed with before it queued, `precompute`) from the request's reads,
-      // made before the lock (`earlier`). Its writes go as one statement before its commit.
+      // What the plugins that order it read (a spending limit's rows) and what its decision
+      // rests on (the caller's credential and user, the policies: `decisionLookups`) come from
+      // one statement after the lock, as of that snapshot (`readAhead`); the rest of its reads
+      // (the signer: what it signed with before it queued, `precompute`) from the request's
+      // reads, made before the lock (`earlier`). Its writes go as one statement before its commit.
       ...(onSnapshot && keys.length > 0
         ? { isolation: 'snapshot' as const, readAhead: lookups, earlier: submission.reads }
         : {}),
@@ -458,6 +461,7 @@ async function serializedOn({
   runtime,
   registry,
   path,
+  caller,
   organization,
   reads,
 }: Submission): Promise<{ keys: string[]; lookups: Lookup[] }> {
@@ -470,8 +474,25 @@ async function serializedOn({
     keys.push(key)
     lookups.push(...(plugin.serializedLookups?.(organization.id) ?? []))
   }
+  if (keys.length > 0) lookups.push(...decisionLookups(caller, organization.id))
   return { keys, lookups }
 }
+
+/**
+ * What an ordered snapshot run's decision rests on besides what its plugins order, read after the
+ * lock with it: the caller's credential and user (`credentialGone`), the organization's policies
+ * and user tags (`decideActivity`). Read before the lock, with the limits read after it, the run
+ * would decide on a state nobody committed: an agent's key and ALLOW policy from before its
+ * revoke, "no limit" from after it, and sign any amount uncounted. One snapshot for all of them
+ * decides as of one moment: the limit's usage rows are written under the lock, and the revoke's
+ * own order (the user, the policy, then the limit) means no moment has the key without the limit.
+ */
+const decisionLookups = (caller: Caller, organizationId: string): Lookup[] => [
+  { table: 'policies', field: 'organizationId', value: organizationId },
+  { table: 'userTags', field: 'organizationId', value: organizationId },
+  { table: 'users', id: caller.userId },
+  { table: caller.credential.kind === 'WEBAUTHN' ? 'authenticators' : 'apiKeys', id: caller.credential.id },
+]
 
 /** Decides on the new activity in `tx` and acts on the decision. */
 async function decideAndRun(
@@ -548,9 +569,11 @@ async function refused(
  * the two interleave, the database fails one of them and it reruns. The activity is recorded
  * failed with the refusal, as a waiting one whose submitter is gone is (`submitterOf`).
  *
- * A snapshot run does not look (signing stays one statement): it reads the request's reads, as
- * of admission, and writes new rows only; what it makes does not outlive the credential either
- * (a read-only session is bound to the key that asked for it, `createReadOnlySession`).
+ * A snapshot run of the request's reads does not look (signing stays one statement): it reads
+ * them, as of admission, and writes new rows only; what it makes does not outlive the credential
+ * either (a read-only session is bound to the key that asked for it, `createReadOnlySession`).
+ * An ordered one (a signing under a spending limit) looks, as of its snapshot after the lock, in
+ * the statement that reads its limits (`decisionLookups`): its decision is of one moment.
  */
 async function credentialGone(
   tx: Transaction,

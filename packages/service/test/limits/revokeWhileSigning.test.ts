@@ -1,0 +1,211 @@
+// An agent's signature in flight on instance B while the user revokes the agent on A (from the
+// revoke audit). A signing under a spending limit waits for the organization's spend lock and
+// reads the limits after it; it must decide on everything else as of that same moment: the
+// agent's key, its user and the policies. Decided on the key and policy read at admission and the
+// limits read after the lock, a revoke committed in between (delete_users, delete_policies,
+// latchkey_delete_spending_limit: the kit's order) left it with the key, the ALLOW policy and no
+// limit, a state the grant and revoke never committed, and it signed 100 ETH under a 10,000 wei
+// a day allowance, uncounted. Now: refused once the key is gone; signed uncounted only where a
+// committed state had the key and the policy with no limit (the limit removed alone).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { ETHEREUM_ACCOUNT, type Harness, type Reply, resultOf, testKey } from '../../src/testing/harness.ts'
+import { unsignedTransfer } from '../../src/testing/unsignedTransfer.ts'
+import { refusal, submitRacing } from '../security/inFlight.ts'
+import { twoInstances } from '../support/twoInstances.ts'
+
+let cluster: PostgresCluster
+beforeAll(async () => {
+  cluster = await startPostgres()
+}, 600_000)
+afterAll(async () => {
+  await cluster?.dispose()
+}, 60_000)
+
+let nonce = 0
+const ETH = 10n ** 18n
+const ALLOWANCE = 10_000n
+
+/** A sub-organization whose agent signs on chain 1 under an allowance of 10,000 wei a day (docs/agents.md). */
+async function granted(a: Harness) {
+  const sub = await a.createSubOrganization({ wallet: { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] } })
+  const owner = sub.keys[0]!
+  const organizationId = sub.organizationId
+  const asOwner = async (path: Parameters<Harness['submit']>[0], parameters: unknown) => {
+    a.clock.advance(1)
+    const reply = await a.submit(path, parameters as never, { as: owner, organizationId })
+    expect(reply.status, `${path}: ${JSON.stringify(reply.body)}`).toBe(200)
+    expect(reply.body.activity.status, path).toBe('ACTIVITY_STATUS_COMPLETED')
+    return reply
+  }
+  const agent = testKey()
+  const { userIds } = resultOf(
+    'create_users',
+    await asOwner('create_users', {
+      users: [
+        {
+          userName: 'agent',
+          apiKeys: [agent.apiKey('agent')],
+          authenticators: [],
+          oauthProviders: [],
+          userTags: [],
+        },
+      ],
+    }),
+  )
+  const agentUserId = userIds[0] as string
+  const keys = await a.query('get_api_keys', { userId: agentUserId }, { as: owner, organizationId })
+  const apiKeyId = keys.body.apiKeys[0].apiKeyId as string
+  // The limit before the policy, as the kit grants it.
+  const { spendingLimitId } = resultOf(
+    'latchkey_create_spending_limit',
+    await asOwner('latchkey_create_spending_limit', {
+      spendingLimitName: 'agent allowance',
+      scope: { type: 'SPENDING_LIMIT_SCOPE_API_KEY', apiKeyId },
+      window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+      asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
+      amount: String(ALLOWANCE),
+    }),
+  )
+  const { policyId } = resultOf(
+    'create_policy',
+    await asOwner('create_policy', {
+      policyName: 'agent pays on chain 1',
+      effect: 'EFFECT_ALLOW',
+      condition: `activity.resource == 'WALLET' && activity.action == 'SIGN' && wallet.id == '${sub.walletId}' && eth.tx.chain_id == 1 && eth.tx.data == '0x'`,
+      consensus: `approvers.all(user, user.id == '${agentUserId}')`,
+      notes: '',
+    }),
+  )
+  const steps = {
+    user: ['delete_users', { userIds: [agentUserId] }],
+    policy: ['delete_policies', { policyIds: [policyId] }],
+    limit: ['latchkey_delete_spending_limit', { spendingLimitId }],
+  } as const
+  /** The named steps of the kit's revokeAgentAllowance (no MFA), in its order: user, policy, limit. */
+  const revoke = async (...only: (keyof typeof steps)[]) => {
+    for (const step of ['user', 'policy', 'limit'] as const)
+      if (only.length === 0 || only.includes(step)) await asOwner(steps[step][0], steps[step][1])
+  }
+  const signRequest = (h: Harness, value: bigint): Parameters<Harness['submit']> => {
+    h.clock.advance(1)
+    return [
+      'sign_transaction',
+      {
+        signWith: sub.addresses![0]!,
+        type: 'TRANSACTION_TYPE_ETHEREUM',
+        unsignedTransaction: unsignedTransfer({ value, nonce: nonce++, maxFeePerGas: 0n }),
+      } as never,
+      { as: agent, organizationId },
+    ]
+  }
+  const used = async () => {
+    const limits = await a.query('latchkey_list_spending_limits', {}, { as: owner, organizationId })
+    return (limits.body.spendingLimits as { used: string }[]).map((limit) => limit.used)
+  }
+  return { revoke, signRequest, used }
+}
+
+describe('revoking an agent while a signature of it is in flight on another instance (PostgreSQL)', () => {
+  let a: Harness
+  let b: Harness
+  beforeAll(async () => {
+    ;[a, b] = await twoInstances(cluster, 'limits_revoke_in_flight')
+  }, 120_000)
+  afterAll(async () => {
+    for (const h of [a, b]) await h?.service.close()
+  })
+
+  it('the whole revoke committed between admission and the signing: refused, the key is gone (never 100 ETH signed uncounted)', async () => {
+    const agent = await granted(a)
+    // Control: within the allowance signs on B; 100 ETH is over it.
+    expect((await b.submit(...agent.signRequest(b, 1000n))).status).toBe(200)
+    expect(refusal(await b.submit(...agent.signRequest(b, 100n * ETH)))).toEqual([
+      429,
+      'SPENDING_LIMIT_EXCEEDED',
+    ])
+    let revoked = false
+    const signed = await submitRacing(
+      b,
+      async () => {
+        await agent.revoke()
+        revoked = true
+      },
+      ...agent.signRequest(b, 100n * ETH),
+    )
+    expect(revoked).toBe(true)
+    expect(refusal(signed), JSON.stringify(signed.body?.activity?.result ?? signed.body)).toEqual([
+      401,
+      'PUBLIC_KEY_NOT_FOUND',
+    ])
+    expect(refusal(await b.submit(...agent.signRequest(b, 1n)))[0]).toBe(401)
+  })
+
+  it('the user deleted alone in that window: refused as of the lock, the key is gone', async () => {
+    const agent = await granted(a)
+    expect((await b.submit(...agent.signRequest(b, 1000n))).status).toBe(200)
+    const signed = await submitRacing(b, () => agent.revoke('user'), ...agent.signRequest(b, 1000n))
+    expect(refusal(signed)).toEqual([401, 'PUBLIC_KEY_NOT_FOUND'])
+    expect(await agent.used()).toEqual(['1000'])
+  })
+
+  it('the policy and the limit deleted in that window, the key kept: refused by the policies as they are after the lock', async () => {
+    const agent = await granted(a)
+    const signed = await submitRacing(
+      b,
+      () => agent.revoke('policy', 'limit'),
+      ...agent.signRequest(b, 100n * ETH),
+    )
+    expect(signed.status, JSON.stringify(signed.body?.activity?.result ?? signed.body)).toBe(403)
+  })
+
+  it('control: the limit alone deleted in that window, key and policy kept: signed uncounted, as the state committed then allows', async () => {
+    const agent = await granted(a)
+    const signed = await submitRacing(b, () => agent.revoke('limit'), ...agent.signRequest(b, 100n * ETH))
+    expect(signed.status, JSON.stringify(signed.body)).toBe(200)
+    expect(await agent.used()).toEqual([])
+  })
+
+  it('control: the allowance spent on A in that window is seen by the signing on B', async () => {
+    const agent = await granted(a)
+    const signed = await submitRacing(
+      b,
+      async () => {
+        expect((await a.submit(...agent.signRequest(a, ALLOWANCE))).status).toBe(200)
+      },
+      ...agent.signRequest(b, 1n),
+    )
+    expect(refusal(signed)).toEqual([429, 'SPENDING_LIMIT_EXCEEDED'])
+  })
+
+  it('without any hook: an agent flooding B while the user revokes on A gets no signature past its allowance', {
+    timeout: 180_000,
+  }, async () => {
+    const replies: Reply[] = []
+    // Six grants and revokes; in each, the agent keeps 64 signatures of 1 ETH (each over its
+    // allowance) in flight on B while the user revokes on A, at a varying moment. Before the fix,
+    // 6 to 8 signed a round.
+    for (let round = 0; round < 6; round++) {
+      const agent = await granted(a)
+      let done = false
+      const flood = async () => {
+        while (!done) replies.push(await b.submit(...agent.signRequest(b, ETH)))
+      }
+      const agents = Array.from({ length: 64 }, flood)
+      await new Promise((resolve) => setTimeout(resolve, 100 + 60 * round))
+      await agent.revoke()
+      done = true
+      await Promise.all(agents)
+    }
+    const outcomes = replies.reduce((counts: Record<string, number>, reply) => {
+      const key = String(refusal(reply))
+      counts[key] = (counts[key] ?? 0) + 1
+      return counts
+    }, {})
+    for (const outcome of Object.keys(outcomes))
+      expect(['401,PUBLIC_KEY_NOT_FOUND', '429,SPENDING_LIMIT_EXCEEDED'], JSON.stringify(outcomes)).toContain(
+        outcome,
+      )
+    expect(replies.filter((reply) => reply.status === 200).length, JSON.stringify(outcomes)).toBe(0)
+  })
+})
