@@ -2,12 +2,28 @@ import type { AccountSpec } from '@latchkey/protocol'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { ConflictError, NotFoundError } from '../kernel/base/errors.ts'
 import { deriveAccount, generateMnemonic, type NewWalletResult, seedOf } from '../kernel/crypto/index.ts'
+import { formatPath, parsePath } from '../kernel/crypto/path.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import type { WalletAccountRow, WalletRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 import { withField } from './params.ts'
 import { privateKeySigner } from './privateKeys.ts'
+
+/**
+ * What makes two accounts of a wallet the same: curve, path and address format, the path as it
+ * derives (`m/44h/60'/0'/0/0`, `m/44'/60'/0'/0/0` and `M/0044'/...` are one key), so one key is
+ * held at most once per format in a wallet however its path is spelt (each account holding a key
+ * is judged by the policies: policies/policySignersOf.ts). Accounts stored before under other
+ * spellings stay; a path that does not parse (none is stored) is taken as written.
+ */
+function accountKey(account: Pick<AccountSpec, 'curve' | 'path' | 'addressFormat'>): string {
+  let path = account.path
+  try {
+    path = formatPath(parsePath(account.path))
+  } catch {}
+  return `${account.curve}|${path}|${account.addressFormat}`
+}
 
 /**
  * Derives `accounts` from a wallet's mnemonic (opened only here) and, with `persist`, stores them
@@ -34,13 +50,13 @@ export async function deriveAccounts(
   // A wallet made in this transaction has no accounts yet (and reading the index would make a
   // SERIALIZABLE transaction conflict with every concurrent wallet's accounts).
   const existing = options.fresh ? [] : await ctx.tx.findBy('walletAccounts', 'walletId', wallet.id)
-  const seen = new Set(existing.map((account) => `${account.curve}|${account.path}|${account.addressFormat}`))
+  const seen = new Set(existing.map((account) => accountKey(account)))
   const addresses = await mapInOrder(accounts, async (spec, index) => {
     const field = `${options.field}[${index}]`
     const early = options.derived?.[index]
     const derived = early ?? withField(field, () => deriveAccount(seed!, spec))
     if (!options.persist) return derived.address
-    const key = `${spec.curve}|${spec.path}|${spec.addressFormat}`
+    const key = accountKey(spec)
     if (seen.has(key))
       throw new ConflictError({
         field,

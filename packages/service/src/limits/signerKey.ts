@@ -3,12 +3,12 @@
 // private key's list of addresses, the same mnemonic imported twice); every one of them signs the
 // same transactions, so a limit on one of them covers them all, and a transaction is read as the
 // chain sees its signer (the keccak-derived 0x address of a secp256k1 key, the base58 ed25519 key).
-import { ADDRESS_FORMATS, type Curve } from '@latchkey/protocol'
-import { secp256k1 } from '@noble/curves/secp256k1.js'
+import type { Curve } from '@latchkey/protocol'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { base58 } from '@scure/base'
-import { addressFromPublicKey, curvesOfAddressFormat } from '../kernel/crypto/addresses.ts'
+import { addressFromPublicKey } from '../kernel/crypto/addresses.ts'
 import type { SpendRequest } from '../kernel/spending.ts'
+import { keyAddresses } from '../policies/keyAddresses.ts'
 import { normalAddress } from './spendOf.ts'
 
 /** Only the Ethereum format writes 0x and 20 bytes of hex (Sui's and Aptos's are 32 bytes). */
@@ -27,8 +27,8 @@ function isSolanaAddress(address: string): boolean {
 }
 
 /**
- * The key's addresses in every format of its curve, normalised, by `curve|publicKey`: about 30 of
- * them for a secp256k1 key, several milliseconds the first time, kept for the last 1,000 keys.
+ * The key's addresses in every format of its curve (`keyAddresses`), normalised, by
+ * `curve|publicKey`, kept for the last 1,000 keys.
  */
 const addressesByKey = new Map<string, Set<string>>()
 const KEPT_KEYS = 1_000
@@ -36,19 +36,7 @@ const KEPT_KEYS = 1_000
 function everyAddress(key: { curve: Curve; bytes: Uint8Array }, id: string): Set<string> {
   const kept = addressesByKey.get(id)
   if (kept) return kept
-  // The secp256k1 point, decoded once for every format (a square root each time otherwise).
-  const point = key.curve === 'CURVE_SECP256K1' ? secp256k1.Point.fromBytes(key.bytes) : undefined
-  const addresses = new Set(
-    ADDRESS_FORMATS.filter((format) => curvesOfAddressFormat(format).includes(key.curve)).flatMap(
-      (format) => {
-        try {
-          return [normalAddress(addressFromPublicKey(format, key.bytes, point))]
-        } catch {
-          return []
-        }
-      },
-    ),
-  )
+  const addresses = new Set(keyAddresses(key).map(normalAddress))
   if (addressesByKey.size >= KEPT_KEYS) addressesByKey.delete(addressesByKey.keys().next().value!)
   addressesByKey.set(id, addresses)
   return addresses

@@ -156,9 +156,28 @@ export interface PolicyContextOptions {
   facts?: PolicyFacts
 }
 
+/** `wallet` as policies read it: the organization's wallet `walletId`, canonical; none when it is not one. */
+async function walletScopeOf(
+  reads: Reads,
+  organizationId: string,
+  walletId: string,
+): Promise<PolicyValue | undefined> {
+  const wallet = await reads.get('wallets', walletId)
+  if (!wallet || wallet.organizationId !== organizationId) return undefined
+  return canonicalPolicyValue({
+    id: wallet.id,
+    label: wallet.name,
+    exported: wallet.exported,
+    imported: wallet.imported,
+  })
+}
+
 /** One signer, wallet or payload of several that one scope judges the activity by (`policyContextsOf`). */
 export interface PolicyFocus {
-  /** The key it signs or exports with (`policySignersOf`): `wallet_account` is its first account. */
+  /**
+   * The key it signs or exports with (`policySignersOf`): `wallet` and `wallet_account` are its
+   * first holder's (`policyContextsOf` makes a scope for each of the others).
+   */
   signer?: PolicySigner
   payload?: string
   walletId?: string
@@ -173,8 +192,8 @@ export interface PolicyFocus {
  * `sol_send_transaction` too), with `eth.tx.from` the signing key's 0x address however it was
  * named; `eth.eip_712` / `eth.eip_7702_authorization` for `sign_raw_payload` and for one payload
  * of `sign_raw_payloads` with that encoding. `focus` is the one signer, wallet or payload of
- * several this scope judges (`policyContextsOf` makes a scope per payload, per account of each
- * signing key and per wallet of several `walletIds`; decisions use it). Without one, the first
+ * several this scope judges (`policyContextsOf` makes a scope per payload, per account holding
+ * each signing key and per wallet of several `walletIds`; decisions use it). Without one, the first
  * signer named is judged. A keyword the activity does not have is absent, so a policy reading it
  * gets OUTCOME_ERROR unless it tests `activity.kind` first (`&&` short-circuits).
  */
@@ -204,13 +223,14 @@ export async function policyContextOf(
   // The wallet an activity acts on as a whole (exports it, adds accounts to it, deletes it), so a
   // DENY on `wallet` holds for it as for signing with it.
   let walletId = focus.walletId ?? (subject.walletIds.length === 1 ? subject.walletIds[0] : undefined)
-  if (signer?.walletId !== undefined) {
-    scope.wallet_account = { address: signer.addresses[0]! }
-    walletId = signer.walletId
+  const holder = signer?.holders[0]
+  if (holder !== undefined) {
+    scope.wallet_account = { address: holder.address }
+    walletId = holder.walletId
   }
-  const wallet = walletId !== undefined ? await reads.get('wallets', walletId) : undefined
-  if (wallet && wallet.organizationId === activity.organizationId)
-    scope.wallet = { id: wallet.id, label: wallet.name, exported: wallet.exported, imported: wallet.imported }
+  const wallet =
+    walletId !== undefined ? await walletScopeOf(reads, activity.organizationId, walletId) : undefined
+  if (wallet) scope.wallet = wallet
 
   const eth: Record<string, PolicyValue> = {}
   const solana: Record<string, PolicyValue> = {}
@@ -266,7 +286,8 @@ export async function policyContextOf(
 
 /**
  * The scopes an activity is judged in: one for each signer it signs or exports with, each account
- * of that signer's key (`policySignersOf`: the same key under another address format), each
+ * of the organization holding that signer's key (`policySignersOf`: the same key under another
+ * address format, or in another wallet, each with its own `wallet`), each
  * wallet it acts on and each payload of `sign_raw_payloads` (and each combination), so
  * `wallet_account`, `wallet` and `eth.eip_712` are there for every one: a DENY on any refuses the
  * whole activity; an ALLOW, a session profile's scope, must hold in all. `eth_send_transaction` is
@@ -302,21 +323,35 @@ export async function policyContextsOf(
     ),
   )
   // Each focus's scope is built once, with its key's first account; its other accounts differ
-  // only in `wallet_account` (canonical already, as the rest of the scope).
+  // only in `wallet_account` and `wallet` (canonical already, as the rest of the scope), each
+  // wallet read once.
+  const wallets = new Map<string, Promise<PolicyValue | undefined>>()
+  const walletOf = (walletId: string) => {
+    const kept = wallets.get(walletId)
+    if (kept) return kept
+    const wallet = walletScopeOf(reads, activity.organizationId, walletId)
+    wallets.set(walletId, wallet)
+    return wallet
+  }
   const scopes = (
-    await mapInOrder(foci, async (focus) => ({
-      focus,
-      scope: await policyContextOf(reads, activity, options, focus),
-    }))
-  ).flatMap(({ focus, scope }) =>
-    (focus.signer?.walletId !== undefined ? focus.signer.addresses : [undefined]).map((address, index) => ({
-      focus,
-      scope:
-        index === 0 || address === undefined
-          ? scope
-          : ({ ...scope, wallet_account: { address } } as PolicyScope),
-    })),
-  )
+    await mapInOrder(foci, async (focus) => {
+      const scope = await policyContextOf(reads, activity, options, focus)
+      const holders = focus.signer?.holders ?? []
+      return mapInOrder(holders.length > 0 ? holders : [undefined], async (holder, index) => {
+        if (index === 0 || holder === undefined) return { focus, scope }
+        const { wallet: _first, ...rest } = scope
+        const wallet = await walletOf(holder.walletId)
+        return {
+          focus,
+          scope: {
+            ...rest,
+            wallet_account: { address: holder.address },
+            ...(wallet !== undefined ? { wallet } : {}),
+          } as PolicyScope,
+        }
+      })
+    })
+  ).flat()
   if (activity.path !== 'eth_send_transaction') return scopes.map(({ scope }) => scope)
   const calls = Array.isArray(intent.calls) ? intent.calls : [intent]
   const chainId = typeof intent.caip2 === 'string' ? intent.caip2.slice('eip155:'.length) : ''

@@ -142,3 +142,76 @@ describe('the signers policies judge', () => {
     ).toEqual([{ account: undefined, from: unknown, to: SPENDING }])
   })
 })
+
+describe('the key held by another wallet, or by a private key', () => {
+  let store: Store
+  const accountIn = (walletId: string, id: string, addressFormat: string) => ({
+    ...account(id, "m/44'/60'/0'/0/0", addressFormat, TREASURY_KEY),
+    walletId,
+  })
+  beforeAll(async () => {
+    store = await openMemoryStore()
+    await store.transaction(async (tx) => {
+      for (const [id, name] of [
+        ['treasury', 'Treasury'],
+        ['ops', 'Ops'],
+      ])
+        await tx.put('wallets', { ...row, id, name, exported: false, imported: true } as never)
+      await tx.put('walletAccounts', accountIn('treasury', 'eth', 'ADDRESS_FORMAT_ETHEREUM') as never)
+      await tx.put('walletAccounts', accountIn('ops', 'ops-eth', 'ADDRESS_FORMAT_ETHEREUM') as never)
+      await tx.put('walletAccounts', accountIn('ops', 'ops-cmp', 'ADDRESS_FORMAT_COMPRESSED') as never)
+      // The same key in another organization is none of this one's.
+      await tx.put('walletAccounts', {
+        ...accountIn('theirs', 'theirs-eth', 'ADDRESS_FORMAT_ETHEREUM'),
+        organizationId: 'org-other',
+      } as never)
+      await tx.put('privateKeys', {
+        ...row,
+        id: 'same-secret',
+        name: 'same secret',
+        curve: 'CURVE_SECP256K1',
+        publicKey: bytesToHex(TREASURY_KEY),
+        addresses: [{ format: 'ADDRESS_FORMAT_ETHEREUM', address: TREASURY }],
+        privateKeyTags: [],
+        sealedPrivateKey: '',
+        exported: false,
+        imported: true,
+      } as never)
+    })
+  })
+  afterAll(() => store.close())
+
+  const heldBy = async (intent: Record<string, unknown>) =>
+    (
+      await policyContextsOf(store, {
+        id: 'activity',
+        organizationId: ORG,
+        path: 'export_wallet_account',
+        type: ACTIVITIES.export_wallet_account.types[0]!,
+        intent,
+      })
+    ).map((scope) => ({
+      wallet: (scope.wallet as { id?: string; label?: string } | undefined)?.label,
+      account: (scope.wallet_account as { address?: string } | undefined)?.address,
+    }))
+
+  it('every account of the organization holding the key, each with its own wallet, whichever is named', async () => {
+    const every = [
+      { wallet: 'Treasury', account: TREASURY },
+      { wallet: 'Ops', account: TREASURY_COMPRESSED },
+      { wallet: 'Ops', account: TREASURY },
+    ]
+    const sorted = (scopes: { wallet?: string; account?: string }[]) =>
+      [...scopes].sort((a, b) => `${a.wallet}${a.account}`.localeCompare(`${b.wallet}${b.account}`))
+    for (const address of [TREASURY, TREASURY_COMPRESSED, 'same-secret']) {
+      const scopes = await heldBy({ address })
+      expect(scopes, address).toHaveLength(3)
+      expect(sorted(scopes), address).toEqual(sorted(every))
+    }
+    // The one named first.
+    expect((await heldBy({ address: TREASURY_COMPRESSED }))[0]).toEqual({
+      wallet: 'Ops',
+      account: TREASURY_COMPRESSED,
+    })
+  })
+})
