@@ -789,15 +789,38 @@ const fillMostPerGas = (row: SendTransactionRow): bigint | undefined =>
   row.fills !== undefined && row.reservedFee !== undefined ? BigInt(row.reservedFee) / 21_000n : undefined
 
 /**
+ * The longest a user's fill the node keeps refusing waits before it is signed and broadcast again
+ * (`refillAt`): an account holding nothing would otherwise cost the operator's node 3 calls every
+ * 30 s for the fill's 3 hours (`SEND_EXPIRES_AFTER_MS`), some 360 looks, for free.
+ */
+export const FILL_REFUSED_RETRY_AT_MOST_MS = 30 * 60_000
+
+/**
+ * When a fill the node refused is broadcast again. A sponsor's: after a short backoff (at most
+ * 30 s), whatever it cost: every user's later sponsored sends wait behind its nonce. A user's: the
+ * same at first, then after half as long as it has gone refused since it was made or last
+ * accepted (`broadcastAt`), at most `FILL_REFUSED_RETRY_AT_MOST_MS`, and no later than its expiry
+ * (when it is given up): some 22 looks over its 3 hours rather than 360.
+ */
+function refillAt(ctx: SendContext, row: SendTransactionRow): number {
+  const now = ctx.runtime.now()
+  const backoff = Math.min(30_000, 250 * 2 ** Math.min(row.attempts + 1, 7))
+  if (!expires(row)) return now + backoff
+  const refusedFor = now - Math.max(row.createdAt, row.broadcastAt ?? 0)
+  const wait = Math.min(FILL_REFUSED_RETRY_AT_MOST_MS, Math.max(backoff, Math.floor(refusedFor / 2)))
+  return Math.min(now + wait, Math.max(now + backoff, row.createdAt + SEND_EXPIRES_AFTER_MS))
+}
+
+/**
  * A fill the node refused: signed again at the market's price (a user's, at most what its
  * reservation counted; a sponsor's, its raise counted first against the caps of the user whose
- * send it fills, as a replacement of it is, never refused) and broadcast again after a backoff, or
- * at `notBefore` (its nonce stays empty until one is mined; the earlier versions stay tracked).
+ * send it fills, as a replacement of it is, never refused) and broadcast again later (`refillAt`),
+ * or at `notBefore` (its nonce stays empty until one is mined; the earlier versions stay tracked).
  */
 async function refill(
   ctx: SendContext,
   row: SendTransactionRow,
-  notBefore = ctx.runtime.now() + Math.min(30_000, 250 * 2 ** Math.min(row.attempts + 1, 7)),
+  notBefore = refillAt(ctx, row),
 ): Promise<void> {
   const { runtime } = ctx
   const signer = await fillSignerOf(runtime.store, row)
