@@ -10,6 +10,7 @@ import { hexToBytes } from '@noble/hashes/utils.js'
 import { serializeTransaction } from 'viem'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { addressFromPublicKey } from '../../src/kernel/crypto/addresses.ts'
+import type { WalletAccountRow } from '../../src/kernel/store/model.ts'
 import { HOLDER_ROWS, MAX_HOLDERS } from '../../src/policies/policySignersOf.ts'
 import { ETHEREUM_ACCOUNT, resultOf } from '../../src/testing/harness.ts'
 import { delegated } from '../policies/delegated.ts'
@@ -109,7 +110,7 @@ describe('a signing policy evaluation on a wallet of many accounts', () => {
       walletId?: string
       organizationId?: string
       address?: string
-      addressFormat?: string
+      addressFormat?: WalletAccountRow['addressFormat']
     },
   ) {
     const template = (await t.h.service.store.findBy('walletAccounts', 'address', signer))[0]!
@@ -133,12 +134,10 @@ describe('a signing policy evaluation on a wallet of many accounts', () => {
     await t.allowSigning()
     // The same seed in other wallets of the organization, in two formats (so that no address has
     // more rows than a page): up to the bound, judged in each.
-    const [{ publicKey }] = (await t.h.service.store.findBy('walletAccounts', 'address', signer)) as [
-      { publicKey: string },
-    ]
+    const { publicKey } = (await t.h.service.store.findBy('walletAccounts', 'address', signer))[0]!
     const compressed = addressFromPublicKey('ADDRESS_FORMAT_COMPRESSED', hexToBytes(publicKey))
     const inFormat = (i: number) =>
-      i % 2 === 0 ? {} : { address: compressed, addressFormat: 'ADDRESS_FORMAT_COMPRESSED' }
+      i % 2 === 0 ? {} : { address: compressed, addressFormat: 'ADDRESS_FORMAT_COMPRESSED' as const }
     await heldBy(t, signer, MAX_HOLDERS - 1, (i) => ({
       id: `held-${i}`,
       walletId: `wallet-${i >> 1}`,
