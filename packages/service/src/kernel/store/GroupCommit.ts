@@ -98,12 +98,10 @@ export interface GroupCommitOptions {
      */
     close(connection: DatabaseConnection, scope: unknown): { done: Promise<void>; sent: boolean }
     /**
-     * What a group that follows `scope`'s group on the same connection, under the same locks,
-     * reads instead of a statement of its own (`lanes`): `scope`'s read with every write of that
-     * group laid over it, which is what the database holds once that group has committed, since
-     * the locks keep every other writer of it out (`GroupCommit`, "chains").
+     * Groups may follow one another on a connection under the same locks (`lanes`; `GroupCommit`,
+     * "chains"); each follower opens its own read (`open`) behind the commit before it.
      */
-    follow?(scope: unknown): unknown
+    chains?: boolean
   }
   /**
    * Groups that may run at once, each on a connection of its own, where transactions name `keys`
@@ -363,13 +361,15 @@ export class GroupCommit {
    * `committing`: told once the group's commit is sent (or it failed first), while it holds its
    * locks; not told while the group is kept for a chain (below), whose end gives the locks back.
    *
-   * **Chains** (lock groups, `lanes` with `share.follow`): when a group has sent its commit and
+   * **Chains** (lock groups, `lanes` with `share.chains`): when a group has sent its commit and
    * transactions of its keys wait, they form the next group at once, on the same connection under
-   * the same locks, for up to `CHAIN_MS`. It sends its `begin` behind that commit and runs its
-   * transactions while the commit is on its way, on the state the group before it leaves
-   * (`share.follow`: that group's read with its writes over it, which is what the database holds
-   * once it has committed, since the locks keep every other writer out), without a read of its
-   * own; it sends its write and commit only once that group has committed. If that group fails
+   * the same locks, for up to `CHAIN_MS`. It sends its `begin` and its own read (`share.open`)
+   * behind that commit, so it reads what the database holds once that group has committed: the
+   * rows the locks order, and the rows they do not (a signing's policies and credential, which
+   * another instance may change meanwhile: a follower deciding on the read of the group before it
+   * once signed past a DENY committed before the signing was even sent). It runs its
+   * transactions while the commit is on its way and sends its write and commit only once that
+   * group has committed. If that group fails
    * instead, the follower is rolled back before that group's transactions rerun, and its own queue
    * again, first in line, as if it had never formed. So a key's transactions still run one group
    * after the other, each deciding on the commits before it, and a group's work overlaps the
@@ -379,7 +379,7 @@ export class GroupCommit {
   private async runGroup(group: Grouped[], keys: readonly string[], committing?: () => void): Promise<void> {
     const { backend, connect, guard, fatal, share } = this.options
     const { begin } = group[0]!
-    const chains = this.options.lanes !== undefined && share?.follow !== undefined && keys.length > 0
+    const chains = this.options.lanes !== undefined && share?.chains === true && keys.length > 0
     const chainEnds = performance.now() + CHAIN_MS
     type Outcome = { value: unknown } | { error: unknown }
     // The group being run: a chain's follower once the group before it is answered.
@@ -412,21 +412,26 @@ export class GroupCommit {
             worked: Promise<{ error: unknown } | undefined>
           }
           let follower: Follower | undefined
-          const follow = (items: Grouped[], before: unknown, written: Set<TableName>): Follower => {
+          const follow = (items: Grouped[], written: Set<TableName>): Follower => {
             const next: Follower = {
               items,
               formed: performance.now(),
-              scope: share!.follow!(before),
+              scope: undefined,
               written: new Set(written),
               outcomes: [],
               worked: Promise.resolve(undefined),
             }
             // Sent now, behind the commit on the connection: whatever the work sends comes after
-            // it, so the work need not wait for its answer (nor for the commit's) to start.
+            // it, so the work need not wait for its answer (nor for the commit's) to start. Its
+            // read follows its `begin`, so it reads what the group before it committed.
             const begun = run(begin)
             begun.catch(() => undefined)
             next.worked = (async () => {
               try {
+                next.scope = await share!.open(
+                  connection,
+                  items.map((item) => item.share),
+                )
                 for (const item of items)
                   next.outcomes.push({
                     value: await item.work(connection, item.attempt, next.written, next.scope),
@@ -477,7 +482,7 @@ export class GroupCommit {
               chains && !reruns && scope !== undefined && performance.now() < chainEnds
                 ? this.followers(keys, begin)
                 : []
-            if (next.length > 0) follower = follow(next, scope, written)
+            if (next.length > 0) follower = follow(next, written)
             else {
               committing?.()
               // The locks go back right behind the commit, in its write to the socket: the

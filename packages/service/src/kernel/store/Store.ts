@@ -357,7 +357,7 @@ export class Store implements Reads {
           )
           return { done, sent }
         },
-        follow: (scope) => (scope as SharedAhead).follow(),
+        chains: true,
       },
     })
   }

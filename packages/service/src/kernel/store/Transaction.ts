@@ -90,18 +90,6 @@ export class SharedAhead {
     readonly ahead: ReadonlyMap<string, string[]>,
   ) {}
 
-  /**
-   * What a group that follows this one on its connection, under the same locks, reads
-   * (`GroupCommit`'s chains): this group's read with this group's writes over it, and nothing
-   * pending.
-   */
-  follow(): SharedAhead {
-    const next = new SharedAhead(this.ahead)
-    for (const [table, rows] of this.rows) next.rows.set(table, new Map(rows))
-    for (const table of this.deleted) next.deleted.add(table)
-    return next
-  }
-
   /** Takes what one transaction wrote (in order) and the part of it not sent yet. */
   take(written: readonly RowValues[], unsent: readonly RowValues[], deleted: Iterable<TableName>): void {
     for (const row of written) {

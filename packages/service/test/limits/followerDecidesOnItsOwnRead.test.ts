@@ -1,0 +1,172 @@
+// A follower lock group (a chain, GroupCommit) decided on the policies the chain's first group read
+// after the lock: a DENY the owner committed after that read, before the agent's next signing was
+// even admitted, was ignored for that signing (judged on policies older than its own admission).
+// A follower now reads its own, behind the commit of the group before it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { ETHEREUM_ACCOUNT, type Harness, resultOf, testKey } from '../../src/testing/harness.ts'
+import { unsignedTransfer } from '../../src/testing/unsignedTransfer.ts'
+import { twoInstances } from '../support/twoInstances.ts'
+
+let cluster: PostgresCluster
+beforeAll(async () => {
+  cluster = await startPostgres()
+}, 600_000)
+afterAll(async () => {
+  await cluster?.dispose()
+}, 60_000)
+
+let nonce = 0
+const ALLOWANCE = 10n ** 18n
+
+async function granted(a: Harness) {
+  const sub = await a.createSubOrganization({ wallet: { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] } })
+  const owner = sub.keys[0]!
+  const organizationId = sub.organizationId
+  const asOwner = async (path: Parameters<Harness['submit']>[0], parameters: unknown) => {
+    a.clock.advance(1)
+    const reply = await a.submit(path, parameters as never, { as: owner, organizationId })
+    expect(reply.status, `${path}: ${JSON.stringify(reply.body)}`).toBe(200)
+    return reply
+  }
+  const agent = testKey()
+  const { userIds } = resultOf(
+    'create_users',
+    await asOwner('create_users', {
+      users: [
+        {
+          userName: 'agent',
+          apiKeys: [agent.apiKey('agent')],
+          authenticators: [],
+          oauthProviders: [],
+          userTags: [],
+        },
+      ],
+    }),
+  )
+  const agentUserId = userIds[0] as string
+  const keys = await a.query('get_api_keys', { userId: agentUserId }, { as: owner, organizationId })
+  const apiKeyId = keys.body.apiKeys[0].apiKeyId as string
+  await asOwner('latchkey_create_spending_limit', {
+    spendingLimitName: 'agent allowance',
+    scope: { type: 'SPENDING_LIMIT_SCOPE_API_KEY', apiKeyId },
+    window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+    asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
+    amount: String(ALLOWANCE),
+  })
+  await asOwner('create_policy', {
+    policyName: 'agent pays on chain 1',
+    effect: 'EFFECT_ALLOW',
+    condition: `activity.resource == 'WALLET' && activity.action == 'SIGN' && wallet.id == '${sub.walletId}' && eth.tx.chain_id == 1 && eth.tx.data == '0x'`,
+    consensus: `approvers.all(user, user.id == '${agentUserId}')`,
+    notes: '',
+  })
+  const deny = () =>
+    asOwner('create_policy', {
+      policyName: 'freeze the agent',
+      effect: 'EFFECT_DENY',
+      condition: `activity.resource == 'WALLET' && activity.action == 'SIGN'`,
+      notes: '',
+    })
+  const signRequest = (h: Harness, value: bigint): Parameters<Harness['submit']> => {
+    h.clock.advance(1)
+    return [
+      'sign_transaction',
+      {
+        signWith: sub.addresses![0]!,
+        type: 'TRANSACTION_TYPE_ETHEREUM',
+        unsignedTransaction: unsignedTransfer({ value, nonce: nonce++, maxFeePerGas: 0n }),
+      } as never,
+      { as: agent, organizationId },
+    ]
+  }
+  return { deny, signRequest }
+}
+
+/** Runs `during` once, right after the next lock group's read (the one that reads the limits). */
+function afterGroupRead(h: Harness, during: () => Promise<void>) {
+  const store = h.service.runtime.store as unknown as {
+    queries: { lookupMany: (...args: unknown[]) => Promise<unknown> }
+  }
+  const queries = store.queries
+  const original = queries.lookupMany
+  let armed = true
+  queries.lookupMany = async function (this: unknown, ...args: unknown[]) {
+    const result = await original.apply(this, args)
+    const lookups = args[1] as { table: string }[]
+    if (armed && lookups.some((lookup) => lookup.table === 'spendingLimitUsage')) {
+      armed = false
+      await during()
+    }
+    return result
+  } as typeof original
+  return () => {
+    queries.lookupMany = original
+  }
+}
+
+/** Resolves once the next request reaches its activity transaction on `h`. */
+function nextTransaction(h: Harness): Promise<void> {
+  const timings = h.service.runtime.timings
+  const original = timings.time.bind(timings)
+  return new Promise((reached) => {
+    timings.time = (async (stage: string, work: () => Promise<unknown>) => {
+      if (stage === 'transaction') {
+        timings.time = original
+        reached()
+      }
+      return original(stage as never, work)
+    }) as typeof timings.time
+  })
+}
+
+describe('a DENY committed while a chain of lock groups runs (PostgreSQL, two instances)', () => {
+  let a: Harness
+  let b: Harness
+  beforeAll(async () => {
+    ;[a, b] = await twoInstances(cluster, 'follower_own_read')
+  }, 120_000)
+  afterAll(async () => {
+    for (const h of [a, b]) await h?.service.close()
+  })
+
+  it('a signing admitted after the DENY committed is refused by it, also when it runs as a follower group', async () => {
+    const groups = () =>
+      (b.service.runtime.store as unknown as { lockGroups: { counts: { followed: number } } }).lockGroups
+        .counts
+    const outcomes: { followed: boolean; status: number; after: number }[] = []
+    // Eight tries (a follower forms when the second signing queues within the chain's 100 ms).
+    for (let round = 0; round < 8; round++) {
+      const agent = await granted(a)
+      expect((await b.submit(...agent.signRequest(b, 1000n))).status).toBe(200)
+      const followedBefore = groups().followed
+      let second: Promise<Awaited<ReturnType<Harness['submit']>>> | undefined
+      const restore = afterGroupRead(b, async () => {
+        // After the group's read (policies without the DENY): the owner freezes the agent,
+        // committed on A; then the agent's next signing is admitted on B (its admission reads
+        // hold the DENY) and queues behind the running group.
+        await agent.deny()
+        const queued = nextTransaction(b)
+        second = b.submit(...agent.signRequest(b, 1000n))
+        await queued
+        await new Promise((resolve) => setTimeout(resolve, 5))
+      })
+      try {
+        expect((await b.submit(...agent.signRequest(b, 1000n))).status).toBe(200)
+      } finally {
+        restore()
+      }
+      const signed = await second!
+      // Control: a signing afterwards, in a group of its own, is refused by the DENY.
+      const after = (await b.submit(...agent.signRequest(b, 1000n))).status
+      outcomes.push({ followed: groups().followed > followedBefore, status: signed.status, after })
+    }
+    expect(outcomes.map((o) => o.after)).toEqual(outcomes.map(() => 403))
+    // Safe: every signing admitted after the DENY committed is refused (403). Found: those that ran
+    // as a chain's follower signed (200), judged on the policies the chain's first group read.
+    expect(
+      outcomes.filter((o) => o.status === 200),
+      JSON.stringify(outcomes),
+    ).toEqual([])
+  })
+})
