@@ -2,6 +2,13 @@
 // after the lock: a DENY the owner committed after that read, before the agent's next signing was
 // even admitted, was ignored for that signing (judged on policies older than its own admission).
 // A follower now reads its own, behind the commit of the group before it.
+//
+// The credential-gone check in a chain's follower group: a limited signing is refused once its key
+// is gone as of after the spend lock. A follower group (GroupCommit's chains, up to 100 ms) decided
+// on the read of the chain's first group: when that group was begun by the same caller, its
+// apiKeys/users rows came from that older read, and a signing whose user was deleted (committed on
+// another instance) after its admission and before its turn signed. A follower now reads its own.
+// Begun by another caller (the control), the key was looked up and refused already.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import { ETHEREUM_ACCOUNT, type Harness, resultOf, testKey } from '../../src/testing/harness.ts'
@@ -80,7 +87,12 @@ async function granted(a: Harness) {
       { as: agent, organizationId },
     ]
   }
-  return { deny, signRequest }
+  const deleteAgent = () => asOwner('delete_users', { userIds: [agentUserId] })
+  const ownerSignRequest = (h: Harness, value: bigint): Parameters<Harness['submit']> => {
+    const [path, parameters] = signRequest(h, value)
+    return [path, parameters, { as: owner, organizationId }]
+  }
+  return { deny, signRequest, deleteAgent, ownerSignRequest }
 }
 
 /** Runs `during` once, right after the next lock group's read (the one that reads the limits). */
@@ -104,6 +116,75 @@ function afterGroupRead(h: Harness, during: () => Promise<void>) {
     queries.lookupMany = original
   }
 }
+
+/** Runs `during` once, as the next request on `h` is about to enter its activity transaction (after admission). */
+function beforeNextTransaction(h: Harness, during: () => Promise<void>): Promise<void> {
+  const timings = h.service.runtime.timings
+  const original = timings.time.bind(timings)
+  return new Promise((queued) => {
+    timings.time = (async (stage: string, work: () => Promise<unknown>) => {
+      if (stage !== 'transaction') return original(stage as never, work)
+      timings.time = original
+      await during()
+      const running = original(stage as never, work)
+      queued()
+      return running
+    }) as typeof timings.time
+  })
+}
+
+describe('the agent deleted while its signing waits for a chain of lock groups (PostgreSQL, two instances)', () => {
+  let a: Harness
+  let b: Harness
+  beforeAll(async () => {
+    ;[a, b] = await twoInstances(cluster, 'follower_key_gone')
+  }, 120_000)
+  afterAll(async () => {
+    for (const h of [a, b]) await h?.service.close()
+  })
+
+  it.each([false, true])(
+    'its key gone before the lock, a follower refuses it (401), as a group of its own does (group begun by the same caller: %s)',
+    async (sameCaller) => {
+      const groups = () =>
+        (b.service.runtime.store as unknown as { lockGroups: { counts: { followed: number } } }).lockGroups
+          .counts
+      const outcomes: { followed: boolean; status: number }[] = []
+      for (let round = 0; round < 8; round++) {
+        const agent = await granted(a)
+        expect((await b.submit(...agent.signRequest(b, 1000n))).status).toBe(200)
+        const followedBefore = groups().followed
+        let second: Promise<Awaited<ReturnType<Harness['submit']>>> | undefined
+        const restore = afterGroupRead(b, async () => {
+          // The owner's signing's group has read. The agent's signing is admitted on B (its key
+          // stands), its user is deleted on A (committed), then it queues behind the owner's group.
+          const queued = beforeNextTransaction(b, async () => {
+            await agent.deleteAgent()
+          })
+          second = b.submit(...agent.signRequest(b, 1000n))
+          await queued
+          await new Promise((resolve) => setTimeout(resolve, 5))
+        })
+        try {
+          expect(
+            (await b.submit(...(sameCaller ? agent.signRequest(b, 1000n) : agent.ownerSignRequest(b, 1000n))))
+              .status,
+          ).toBe(200)
+        } finally {
+          restore()
+        }
+        const signed = await second!
+        outcomes.push({ followed: groups().followed > followedBefore, status: signed.status })
+      }
+      // Safe: refused, the key is gone as of the lock (as revokeWhileSigning's "the user deleted
+      // alone in that window" asserts for a group of its own).
+      expect(
+        outcomes.filter((o) => o.status === 200),
+        JSON.stringify(outcomes),
+      ).toEqual([])
+    },
+  )
+})
 
 /** Resolves once the next request reaches its activity transaction on `h`. */
 function nextTransaction(h: Harness): Promise<void> {
