@@ -181,3 +181,12 @@ export const TX_STATUSES = ['PENDING', 'BROADCASTED', 'INCLUDED', 'FAILED', 'CAN
 export type TxStatus = (typeof TX_STATUSES)[number]
 /** The statuses after which a send's status never changes. */
 export const TX_STATUSES_FINAL: readonly TxStatus[] = ['INCLUDED', 'FAILED', 'CANCELLED']
+
+/**
+ * The Solana chain aliases `sol_send_transaction` takes (`caip2`), as the canonical CAIP-2 ids
+ * (32-character genesis hash prefix) the service sends on and the policies judge.
+ */
+export const SOLANA_CAIP2_ALIASES: Readonly<Record<string, string>> = {
+  'solana:mainnet': 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp',
+  'solana:devnet': 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1',
+}

@@ -1,9 +1,9 @@
-import type { ActivityPath } from '@latchkey/protocol'
+import { type ActivityPath, SOLANA_CAIP2_ALIASES } from '@latchkey/protocol'
 import { describe, expect, it } from 'vitest'
 import { Reader } from '../kernel/Reader.ts'
 import { parseSolSend } from '../sending/solSend.ts'
 import { createHarness } from '../testing/harness.ts'
-import { policyParamsOf, SOLANA_CAIP2_ALIASES, UNREAD_PARAMETERS } from './policyParamsOf.ts'
+import { policyParamsOf, UNREAD_PARAMETERS } from './policyParamsOf.ts'
 
 describe('UNREAD_PARAMETERS', () => {
   it("is every registered handler's bearer, secret and sealed-bundle parameters, and no other", async () => {

@@ -4,7 +4,7 @@
 // value (`activity.params.verificationToken[0..1] == 'a'`) would read it out of another user's
 // activity. And a value the handler canonicalises (a chain alias) is judged as it acts on it, so a
 // DENY written with the canonical value holds however the caller spelt it.
-import type { ActivityPath } from '@latchkey/protocol'
+import { type ActivityPath, SOLANA_CAIP2_ALIASES } from '@latchkey/protocol'
 
 /**
  * The parameters no policy reads, by path: each handler's `bearerParameters`, `secretParameters`
@@ -32,15 +32,6 @@ export const UNREAD_PARAMETERS: { readonly [P in ActivityPath]?: readonly string
   // Key material sealed to the enclave (`clearedWhenDone`).
   import_wallet: ['encryptedBundle'],
   import_private_key: ['encryptedBundle'],
-}
-
-/**
- * The Solana chain aliases `sol_send_transaction` takes, as the canonical CAIP-2 ids it sends on
- * (`parseSolSend`'s; its test checks they agree).
- */
-export const SOLANA_CAIP2_ALIASES: Readonly<Record<string, string>> = {
-  'solana:mainnet': 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp',
-  'solana:devnet': 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1',
 }
 
 /** `value` without `steps` (a field, or `name[]` through each item of a list). */

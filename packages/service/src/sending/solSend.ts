@@ -1,4 +1,4 @@
-import type { SolSendTransactionParameters } from '@latchkey/protocol'
+import { SOLANA_CAIP2_ALIASES, type SolSendTransactionParameters } from '@latchkey/protocol'
 import { ed25519 } from '@noble/curves/ed25519.js'
 import { hexToBytes } from '@noble/hashes/utils.js'
 import { type Address, isAddress } from '@solana/addresses'
@@ -38,12 +38,6 @@ const MAX_SIGNERS = 16
 const HEX = /^(0x)?([0-9a-fA-F]{2})+$/
 const SOLANA_CAIP2 = /^solana:[1-9A-HJ-NP-Za-km-z]{1,44}$/
 
-/** The published aliases, normalized to the canonical CAIP-2 ids (32-character genesis hash prefix). */
-const ALIASES: Record<string, string> = {
-  'solana:mainnet': 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp',
-  'solana:devnet': 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1',
-}
-
 type Message = (LegacyCompiledTransactionMessage | V0CompiledTransactionMessage) &
   CompiledTransactionMessageWithLifetime
 
@@ -76,7 +70,7 @@ export function parseSolSend(r: Reader): SolSend {
     unsignedTransaction: unsignedTransaction.replace(/^0x/, '').toLowerCase(),
     signWiths,
     sponsor: r.optBool('sponsor') ?? false,
-    caip2: ALIASES[caip2] ?? caip2,
+    caip2: SOLANA_CAIP2_ALIASES[caip2] ?? caip2,
     ...(recentBlockhash !== undefined ? { recentBlockhash } : {}),
   }
 }
