@@ -1,7 +1,7 @@
 import type { AccountSpec } from '@latchkey/protocol'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { ConflictError, NotFoundError } from '../kernel/base/errors.ts'
-import { toChecksumAddress } from '../kernel/crypto/addresses.ts'
+import { addressSpellings } from '../kernel/crypto/addresses.ts'
 import { deriveAccount, generateMnemonic, type NewWalletResult, seedOf } from '../kernel/crypto/index.ts'
 import { formatPath, parsePath } from '../kernel/crypto/path.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
@@ -149,23 +149,15 @@ export async function findAccount(
   address: string,
   field: string,
 ): Promise<WalletAccountRow> {
-  let account = (await reads.findBy('walletAccounts', 'address', address)).find(
-    (row) => row.organizationId === organizationId,
-  )
-  if (!account && /^0x[0-9a-f]+$/i.test(address)) {
-    // The other spellings an address is stored in (a 20-byte one checksummed, other hex in lower
-    // case), each through the address index: never a read of every account of the organization,
-    // which an end user can fill with 100,000 (a signing naming its account in another case once
-    // read them all).
-    const lower = address.toLowerCase()
-    const spellings = new Set([lower, ...(/^0x[0-9a-f]{40}$/.test(lower) ? [toChecksumAddress(lower)] : [])])
-    spellings.delete(address)
-    for (const spelling of spellings) {
-      account = (await reads.findBy('walletAccounts', 'address', spelling)).find(
-        (row) => row.organizationId === organizationId,
-      )
-      if (account) break
-    }
+  // Each spelling an address is stored in, through the address index: never a read of every
+  // account of the organization, which an end user can fill with 100,000 (a signing naming its
+  // account in another case once read them all).
+  let account: WalletAccountRow | undefined
+  for (const spelling of addressSpellings(address)) {
+    account = (await reads.findBy('walletAccounts', 'address', spelling)).find(
+      (row) => row.organizationId === organizationId,
+    )
+    if (account) break
   }
   if (!account)
     throw new NotFoundError({

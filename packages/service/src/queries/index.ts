@@ -10,7 +10,7 @@ import { findPolicy } from '../activities/updatePolicy.ts'
 import { findPrivateKey, renderPrivateKey } from '../domain/privateKeys.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { FieldError, NotFoundError } from '../kernel/base/errors.ts'
-import { toChecksumAddress } from '../kernel/crypto/addresses.ts'
+import { addressSpellings } from '../kernel/crypto/addresses.ts'
 import { defineQuery, type QueryHandler } from '../kernel/registry.ts'
 import type { ApiKeyRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
@@ -94,9 +94,7 @@ async function holdersOf(
       // Addresses match case-insensitively: stored as derived (EIP-55 for EVM, lower-case hex or
       // bech32 for others), looked up as sent, lower-cased and, for a 20-byte hex one, checksummed.
       const lower = value.toLowerCase()
-      const spellings = new Set([value, lower])
-      if (/^0x[0-9a-f]{40}$/.test(lower)) spellings.add(toChecksumAddress(lower))
-      const found = await mapInOrder([...spellings], (spelling) =>
+      const found = await mapInOrder([...new Set([...addressSpellings(value), lower])], (spelling) =>
         reads.findBy('walletAccounts', 'address', spelling),
       )
       return owners(found.flat(), (account) => account.address.toLowerCase() === lower)

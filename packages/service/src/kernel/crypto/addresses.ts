@@ -214,3 +214,16 @@ export function toChecksumAddress(address: string): string {
   if (!/^[0-9a-f]{40}$/.test(lower)) throw new CryptoInputError('not a 20-byte hex address', 'address')
   return addr.addChecksum(lower)
 }
+
+/**
+ * The spellings an address may be stored in, as named first: a 20-byte hex one also in lower case
+ * and checksummed (EIP-55), other hex in lower case, anything else only as named. Looked up each
+ * through the address index, they find a hex address named in any case.
+ */
+export function addressSpellings(address: string): string[] {
+  const lower = address.toLowerCase()
+  const spellings = new Set([address])
+  if (/^0x[0-9a-f]+$/.test(lower)) spellings.add(lower)
+  if (/^0x[0-9a-f]{40}$/.test(lower)) spellings.add(toChecksumAddress(lower))
+  return [...spellings]
+}
