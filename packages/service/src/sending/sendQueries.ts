@@ -1,4 +1,5 @@
 import type { SendTransactionStatus } from '@latchkey/protocol'
+import { findSigner } from '../domain/wallets.ts'
 import { NotFoundError, UnavailableError } from '../kernel/base/errors.ts'
 import { defineQuery, type QueryHandler } from '../kernel/registry.ts'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
@@ -81,8 +82,13 @@ export const sendQueries: Record<string, QueryHandler> = {
     }),
     // The next outer nonce is the larger of the node's pending count and the service's own record
     // (sends committed but not yet broadcast count too).
-    run: async ({ store, runtime }, q) => {
+    run: async ({ store, runtime, organization }, q) => {
       const rpc = rpcFor(runtime, q.caip2, 'caip2')
+      // Only of an account of the organization the request names (a wallet account, through the
+      // address index in any spelling, else one of its private keys): another organization's
+      // counter counts the sends it committed and has not broadcast yet, and the node is not asked
+      // about addresses that are none of the caller's. 404 naming `address` otherwise.
+      await findSigner(store, organization.id, q.address, 'address')
       try {
         const [pending, stored, delegateNonce, delegateCounter] = await Promise.all([
           q.nonce ? (rpc('eth_getTransactionCount', [q.address, 'pending']) as Promise<string>) : undefined,
