@@ -128,6 +128,11 @@ interface Submission {
   activityId: string
   /** The last decision taken in the activity's transaction (`REPLAY`: it found the first one). */
   outcome?: string
+  /**
+   * On SQLite: a plugin orders it (`serializes`: a signing where its organization has spending
+   * limits), asked as of admission (`orderedAtAdmission`). Elsewhere false: the keys say it.
+   */
+  ordered: boolean
 }
 
 /**
@@ -145,10 +150,11 @@ export async function submitActivity(
   const { handler, caller, organization, body, reads } = await timings.time('admit', () =>
     admit(runtime, registry, activityRules, request),
   )
+  const { path } = request
+  const ordered = await orderedAtAdmission(runtime, registry, { path, handler, organization, reads })
   const intent = body.object('parameters')
   const type = body.string('type', { max: 200 })
   const parameters = handler.parse(intent, type)
-  const { path } = request
   const vouched = await vouchedFor(runtime, registry, { path, caller, organization, reads })
   const fingerprint = await fingerprintOf(runtime, registry, caller, request)
   const submission: Submission = {
@@ -165,6 +171,7 @@ export async function submitActivity(
     reads,
     fingerprint,
     activityId: runtime.newId(),
+    ordered,
   }
   // Key work and `prepare` (outbound calls) go on together; the transaction starts once both are
   // done, so it never holds a commit group (SQLite's one connection) while a crypto job queues.
@@ -415,8 +422,10 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
       const row = provisional(submission, runtime.now())
       // The caller's credential as this transaction sees it: not on a snapshot run of the
       // request's reads, which decides as of admission throughout (`credentialGone`); on an
-      // ordered one, as of its snapshot after the lock, as its policies and limits are.
-      const gone = onSnapshot && keys.length === 0 ? undefined : await credentialGone(tx, submission)
+      // ordered one, as of its snapshot after the lock, as its policies and limits are (on
+      // SQLite, which takes no lock, as of this transaction, which reads them: `ordered`).
+      const ordered = keys.length > 0 || submission.ordered
+      const gone = onSnapshot && !ordered ? undefined : await credentialGone(tx, submission)
       const execution = gone
         ? await refused(submission, tx, row, gone)
         : await decideAndRun(submission, tx, row, ready)
@@ -449,6 +458,35 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
       locks: keys,
     },
   )
+}
+
+/**
+ * On SQLite, whether a plugin orders this snapshot activity (`serializes`: a signing in an
+ * organization with spending limits), asked right after admission, on what it read. SQLite takes
+ * no lock (`serializedOn`), and its transaction reads the limits, the policies and the user tags
+ * itself (no read ahead; the read cache moves a table on at every commit that wrote it), but the
+ * caller's credential and user were read by admission: a signing whose key or user was deleted
+ * between its admission and its transaction signed, counted under the limit still there, after
+ * the revoke committed. An ordered one reads its credential in its transaction (`credentialGone`).
+ * Asked as of admission, not of the transaction: a limit deleted in between (with the key, the
+ * policy kept) would otherwise leave a signing with the admission's key and no limit, 100 ETH
+ * uncounted. A signing in an organization without limits, and every other backend, is untouched.
+ */
+async function orderedAtAdmission(
+  runtime: Runtime,
+  registry: Registry,
+  {
+    path,
+    handler,
+    organization,
+    reads,
+  }: { path: string; handler: ActivityHandler; organization: OrganizationRow; reads: Reads },
+): Promise<boolean> {
+  // Every activity that is not a snapshot one reads its credential in its transaction already.
+  if (!runtime.store.backend.groupsCommits || !runsOnSnapshot(path, handler)) return false
+  for (const plugin of registry.plugins)
+    if ((await plugin.serializes?.({ path, organization, reads })) !== undefined) return true
+  return false
 }
 
 /**
@@ -573,7 +611,9 @@ async function refused(
  * them, as of admission, and writes new rows only; what it makes does not outlive the credential
  * either (a read-only session is bound to the key that asked for it, `createReadOnlySession`).
  * An ordered one (a signing under a spending limit) looks, as of its snapshot after the lock, in
- * the statement that reads its limits (`decisionLookups`): its decision is of one moment.
+ * the statement that reads its limits (`decisionLookups`): its decision is of one moment. On
+ * SQLite (`orderedAtAdmission`) it looks in its transaction, which reads the limits, policies
+ * and tags too: one row, from the read cache unless a commit wrote its table since.
  */
 async function credentialGone(
   tx: Transaction,
