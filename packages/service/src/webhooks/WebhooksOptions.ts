@@ -72,6 +72,15 @@ export interface WebhooksOptions {
    */
   busyDelayMs?: number
   /**
+   * Most deliveries that may wait on one endpoint (pending, or paused while it is turned off or
+   * paused by the service). An event fanned out to an endpoint already holding this many drops
+   * the oldest that wait, in the same transaction: each is settled `failed` with `lastError:
+   * 'backlog_full'` (listed by `latchkey_list_webhook_deliveries`, redeliverable while kept) and
+   * counted as `latchkey_webhook_deliveries_total{outcome="dropped"}`; the receiver sees the gap
+   * in `sequence`. A redelivery to an endpoint this full is refused (400). @default 10000
+   */
+  maxWaitingPerEndpoint?: number
+  /**
    * How long delivery rows are kept: settled ones (delivered, failed) older than `maxAgeMs`, or
    * beyond the newest `maxPerEndpoint` of their endpoint, are deleted by a durable job every
    * `intervalMs`; a delivery still waiting to be sent or retried never is. A deleted endpoint's

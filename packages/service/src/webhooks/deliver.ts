@@ -11,6 +11,7 @@ import {
   refuseAddress,
   refuseUrl,
 } from './addressPolicy.ts'
+import { BACKLOG_FULL, capBacklog, isDropped, MAX_WAITING_DEFAULT } from './capBacklog.ts'
 import {
   bodyOf,
   DELIVER_JOB,
@@ -498,22 +499,26 @@ const FANOUT_PAGE = 200
  * higher number than every one before it, so numbers follow the order the events' transactions
  * committed (for events recorded at once by two instances, as far as their clocks agree). Two
  * fan-outs at once (two instances on PostgreSQL) fail each other's commit on the counters and
- * the events; the rerun finds them gone. An endpoint deleted since gets nothing. Resolves with
- * how many events it fanned out (none waiting: one committed read, no transaction).
+ * the events; the rerun finds them gone. An endpoint deleted since gets nothing. At most
+ * `maxWaiting` deliveries wait on an endpoint: beyond it the oldest are dropped in the same
+ * transaction (capBacklog.ts; counted as `webhooks.delivery` `dropped` once committed). Resolves
+ * with how many events it fanned out (none waiting: one committed read, no transaction).
  */
 export async function fanOut(
   runtime: Runtime,
-  options: { deliver: boolean; busyDelayMs?: number },
+  options: { deliver: boolean; busyDelayMs?: number; maxWaiting?: number },
 ): Promise<number> {
   const page = { field: 'waiting', value: WAITING, by: 'listKey', limit: FANOUT_PAGE } as const
   const [oldest] = await runtime.store.pageBy('webhookEvents', { ...page, limit: 1 })
   if (!oldest) return 0
   // With `busyDelayMs` (the job worker's ticks): while the service is busy, only once the oldest is that old.
   if (options.busyDelayMs !== undefined && heldBack(runtime, oldest.createdAt, options.busyDelayMs)) return 0
-  return runtime.store.transaction(async (tx) => {
+  const cap = options.maxWaiting ?? MAX_WAITING_DEFAULT
+  const { count, gone } = await runtime.store.transaction(async (tx) => {
     const events = await tx.pageBy('webhookEvents', page)
     const endpoints = new Map<string, WebhookEndpointRow | undefined>()
-    const heads = new Map<string, string>()
+    // Each endpoint's new deliveries, oldest first: written once its backlog is capped.
+    const adding = new Map<string, WebhookDeliveryRow[]>()
     for (const event of events) {
       for (const endpointId of new Set(event.endpointIds)) {
         const endpoint = endpoints.has(endpointId)
@@ -523,10 +528,11 @@ export async function fanOut(
         if (!endpoint) continue
         const sequence = endpoint.sequence + 1
         endpoints.set(endpointId, { ...endpoint, sequence })
-        const id = deliveryIdOf(event.id, endpointId)
         const listKey = listKeyOf(event.createdAt, runtime.newId())
-        await tx.put('webhookDeliveries', {
-          id,
+        const rows = adding.get(endpointId) ?? []
+        adding.set(endpointId, rows)
+        rows.push({
+          id: deliveryIdOf(event.id, endpointId),
           eventId: event.id,
           endpointId,
           organizationId: event.organizationId,
@@ -543,16 +549,34 @@ export async function fanOut(
           queueKey: queueKeyOf(sequence, listKey),
           listKey,
         })
-        if (isOn(endpoint) && !heads.has(endpointId)) heads.set(endpointId, id)
       }
       await tx.delete('webhookEvents', event.id)
     }
+    const gone: WebhookDeliveryRow[] = []
+    const heads: string[] = []
+    for (const [endpointId, rows] of adding) {
+      // At most `cap` wait on an endpoint, whatever its state: the oldest are dropped (capBacklog.ts).
+      const capped = await capBacklog(runtime, tx, { endpointId, adding: rows, cap })
+      for (const row of capped.rows) await tx.put('webhookDeliveries', row)
+      gone.push(...capped.dropped)
+      // The job of its first new delivery that waits, when it is on (one off waits for its resume).
+      const head = capped.rows.find((row) => row.waitingFor !== undefined)
+      if (head && isOn(endpoints.get(endpointId)!)) heads.push(head.id)
+    }
     for (const endpoint of endpoints.values()) if (endpoint) await tx.put('webhookEndpoints', endpoint)
     if (options.deliver)
-      for (const id of heads.values())
+      for (const id of heads)
         await runtime.jobs.enqueue(tx, DELIVER_JOB, { deliveryId: id }, { id: jobIdOf(id) })
-    return events.length
+    return { count: events.length, gone }
   })
+  // Counted once committed (`latchkey_webhook_deliveries_total{outcome="dropped"}`).
+  for (const row of gone)
+    runtime.emit('webhooks.delivery', {
+      outcome: 'dropped',
+      endpointId: row.endpointId,
+      eventType: row.eventType,
+    })
+  return count
 }
 
 /**
@@ -563,7 +587,7 @@ export async function fanOut(
  */
 export function fanOutFeeder(
   runtime: Runtime,
-  options: { deliver: boolean; busyDelayMs: number; pages?: number },
+  options: { deliver: boolean; busyDelayMs: number; maxWaiting?: number; pages?: number },
 ) {
   return async (): Promise<void> => {
     // Busy or not is asked again before each page (`fanOut`): a load that begins meanwhile stops it.
@@ -821,7 +845,15 @@ async function settleIn(
   },
 ): Promise<void> {
   const { current, changes } = input
-  const next = withState(current, { ...changes, attempts: current.attempts + 1, updatedAt: runtime.now() })
+  // Dropped from its endpoint's full backlog while this try was under way: a failed try does not
+  // put it back on the queue (the cap holds); a success is recorded as one.
+  const stayDropped = changes.state === 'pending' && isDropped(current)
+  const next = withState(current, {
+    ...changes,
+    ...(stayDropped ? { state: 'failed' as const, lastError: BACKLOG_FULL } : {}),
+    attempts: current.attempts + 1,
+    updatedAt: runtime.now(),
+  })
   await tx.put('webhookDeliveries', next)
   const job = jobIdOf(current.id)
   if (

@@ -27,6 +27,8 @@ export interface EndpointHost {
   policyOf(runtime: Runtime): AddressPolicy
   /** How long a deleted endpoint's delivery rows are kept. */
   retention: Pick<RetentionSettings, 'maxAgeMs'>
+  /** Most deliveries that may wait on one endpoint (capBacklog.ts): a redelivery past it is refused. */
+  maxWaiting: number
   /** Fans out what was recorded and not yet numbered (deliver.ts `fanOut`), before a listing. */
   fanOut(runtime: Runtime): Promise<unknown>
 }
@@ -263,6 +265,16 @@ export function endpointHandlers(host: EndpointHost) {
         // Only this organization's own endpoints: a parent's delivery of a sub-organization's event is the parent's.
         const endpoint = await ctx.tx.get('webhookEndpoints', delivery.endpointId)
         if (endpoint?.organizationId !== ctx.organization.id) continue
+        // A delivery that no longer waits joins the queue again: not past the cap (the fan-out's
+        // count, read in this SERIALIZABLE transaction, so a fan-out at once is ordered with it).
+        if (
+          delivery.waitingFor === undefined &&
+          (await ctx.tx.count('webhookDeliveries', 'waitingFor', endpoint.id)) >= host.maxWaiting
+        )
+          throw new FieldError({
+            field: p.endpointId !== undefined ? 'parameters.endpointId' : 'parameters.eventId',
+            reason: `cannot be redelivered now: endpoint ${endpoint.id} already has ${host.maxWaiting} deliveries waiting (the most); resume it or let them go out first`,
+          })
         await ctx.tx.put(
           'webhookDeliveries',
           withState(delivery, { state: 'pending', retryFrom: ctx.now, updatedAt: ctx.now }),

@@ -54,7 +54,7 @@ export async function resumeEndpoint(runtime: Runtime, tx: Transaction, endpoint
 }
 
 /** Puts the head's own job again (due now) when the head is pending: the endpoint's one sender. */
-async function enqueueHead(runtime: Runtime, tx: Transaction, endpointId: string): Promise<void> {
+export async function enqueueHead(runtime: Runtime, tx: Transaction, endpointId: string): Promise<void> {
   const [head] = await tx.pageBy('webhookDeliveries', {
     field: 'waitingFor',
     value: endpointId,

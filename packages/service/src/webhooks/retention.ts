@@ -1,6 +1,9 @@
 import type { JobHandler } from '../kernel/JobQueue.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { WebhookDeliveryRow } from '../kernel/store/model.ts'
+import { MAX_WAITING_DEFAULT, trimBacklog } from './capBacklog.ts'
+import { isOn } from './deliver.ts'
+import { enqueueHead } from './resume.ts'
 
 /**
  * The job kind that prunes delivery rows: payload `{ endpointId }` (a deleted endpoint's rows) or
@@ -50,7 +53,7 @@ const BATCH = 200
 /**
  * Most waiting deliveries (pending, paused) one endpoint's prune reads past in a pass before it
  * stops: what waits is never deleted, so reading it is work for nothing, and an endpoint that is
- * off keeps a backlog of any size, as old as its outage.
+ * off keeps its backlog (at most `maxWaitingPerEndpoint` of it: capBacklog.ts), as old as its outage.
  */
 export const MAX_WAITING_READ = 1000
 
@@ -76,15 +79,23 @@ export interface PruneOutcome {
  * `keep` settled ones; with `everything` (a deleted endpoint's), every row. A delivery that waits
  * (pending, paused: still to be sent or retried) is never deleted, and never counts against
  * `keep`. Counts the endpoint's rows and its waiting ones (the indexes on endpointId and on
- * waitingFor), then reads its rows oldest first by keyset pages (the index on endpointId and
- * listKey) and stops at the first row it must keep for both reasons, once it has seen every
- * settled row the counts found, or once it has read past `MAX_WAITING_READ` waiting ones: the rows
- * it reads and keeps are bounded, whatever waits (an endpoint that is off keeps its backlog,
- * whatever its age). Aborted by `signal`, it stops after the page under way (not `finished`).
+ * waitingFor; waiting ones over `maxWaiting` are first dropped, oldest first: `trimBacklog`),
+ * then reads its rows oldest first by keyset pages (the index on endpointId and listKey) and
+ * stops at the first row it must keep for both reasons, once it has seen every settled row the
+ * counts found, or once it has read past `MAX_WAITING_READ` waiting ones: the rows it reads and
+ * keeps are bounded, whatever waits (an endpoint that is off keeps its backlog, whatever its age). Aborted by `signal`, it stops after the page under way (not `finished`).
  */
 export async function pruneEndpoint(
   runtime: Runtime,
-  input: { endpointId: string; cutoff: number; keep: number; everything?: boolean; signal?: AbortSignal },
+  input: {
+    endpointId: string
+    cutoff: number
+    keep: number
+    everything?: boolean
+    signal?: AbortSignal
+    /** Most deliveries that wait (capBacklog.ts): a backlog over it loses its oldest first. */
+    maxWaiting?: number
+  },
 ): Promise<PruneOutcome> {
   const { store } = runtime
   // Settled rows still to meet on the walk (the counts are a moment apart: a row settled or
@@ -92,9 +103,32 @@ export async function pruneEndpoint(
   let settledLeft = Number.POSITIVE_INFINITY
   let excess = 0
   if (!input.everything) {
-    settledLeft =
-      (await store.count('webhookDeliveries', 'endpointId', input.endpointId)) -
-      (await store.count('webhookDeliveries', 'waitingFor', input.endpointId))
+    let waiting = await store.count('webhookDeliveries', 'waitingFor', input.endpointId)
+    // A backlog over the cap (left by a version before it, or a cap lowered since) is brought
+    // down to it first: its oldest are dropped, and then pruned as any settled row.
+    if (waiting > (input.maxWaiting ?? MAX_WAITING_DEFAULT)) {
+      const gone = await trimBacklog(runtime, {
+        endpointId: input.endpointId,
+        cap: input.maxWaiting ?? MAX_WAITING_DEFAULT,
+        signal: input.signal,
+      })
+      for (const row of gone)
+        runtime.emit('webhooks.delivery', {
+          outcome: 'dropped',
+          endpointId: row.endpointId,
+          eventType: row.eventType,
+        })
+      // The head may have gone with its job (a retry due later, which then finds it settled and
+      // ends): the new head's job sends what is left, when the endpoint is on (one that is off
+      // waits for its resume, which does the same).
+      if (gone.length > 0)
+        await store.transaction(async (tx) => {
+          const endpoint = await tx.get('webhookEndpoints', input.endpointId)
+          if (endpoint && isOn(endpoint)) await enqueueHead(runtime, tx, input.endpointId)
+        })
+      waiting = await store.count('webhookDeliveries', 'waitingFor', input.endpointId)
+    }
+    settledLeft = (await store.count('webhookDeliveries', 'endpointId', input.endpointId)) - waiting
     excess = settledLeft - input.keep
   }
   let after: string | undefined
@@ -184,6 +218,7 @@ export function pruneHandler(
   runtime: Runtime,
   settings: RetentionSettings,
   schedule: () => Promise<void>,
+  maxWaiting = MAX_WAITING_DEFAULT,
 ): JobHandler<PrunePayload> {
   return {
     timeoutMs: 5 * 60_000,
@@ -226,6 +261,7 @@ export function pruneHandler(
               cutoff,
               keep: settings.maxPerEndpoint,
               signal,
+              maxWaiting,
             })
             removed += outcome.removed
             // Cut short inside it: the next run starts at this endpoint again (what this one deleted is gone).

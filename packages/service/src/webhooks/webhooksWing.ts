@@ -3,6 +3,7 @@ import { registerAppEvents } from '../kernel/appEvents.ts'
 import { PluginStateKey, type Runtime } from '../kernel/Runtime.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
 import { type AddressPolicy, parseAllowList } from './addressPolicy.ts'
+import { maxWaitingOf } from './capBacklog.ts'
 import {
   busyDelayOf,
   deliveryHandler,
@@ -66,10 +67,12 @@ export function webhooksWing({
 }: WebhooksWingOptions = {}): ServicePlugin<WebhooksState> {
   parseAllowList(options.allowList ?? [])
   const retention = retentionSettings(options.retention)
+  const maxWaiting = maxWaitingOf(options)
   const handlers = endpointHandlers({
     policyOf: (runtime) => runtime.stateOf(WEBHOOKS).policy,
     retention,
-    fanOut: (runtime) => fanOut(runtime, { deliver: Boolean(options.transport) }),
+    maxWaiting,
+    fanOut: (runtime) => fanOut(runtime, { deliver: Boolean(options.transport), maxWaiting }),
   })
   return {
     name: 'webhooks',
@@ -122,10 +125,11 @@ export function webhooksWing({
           fanOutFeeder(runtime, {
             deliver: Boolean(options.transport),
             busyDelayMs: busyDelayOf(options),
+            maxWaiting,
           }),
         )
         const schedulePrune = pruneScheduler(runtime, retention)
-        runtime.jobs.handle(PRUNE_JOB, pruneHandler(runtime, retention, schedulePrune))
+        runtime.jobs.handle(PRUNE_JOB, pruneHandler(runtime, retention, schedulePrune, maxWaiting))
         // Resuming an endpoint restarts its waiting deliveries' retry window a page at a time.
         runtime.jobs.handle(RESUME_JOB, resumeHandler(runtime))
         const { transport } = options

@@ -66,9 +66,19 @@ export const webhooksSection = z
       .max(10_000_000, { error: 'must be a whole number of deliveries from 1 to 10000000' })
       .default(10_000)
       .describe('Settled deliveries kept per endpoint at most (the oldest go first).'),
+    max_waiting_per_endpoint: z
+      .int({ error: 'must be a whole number of deliveries from 1 to 10000000' })
+      .min(1, { error: 'must be a whole number of deliveries from 1 to 10000000' })
+      .max(10_000_000, { error: 'must be a whole number of deliveries from 1 to 10000000' })
+      .default(10_000)
+      .describe(
+        'Deliveries that may wait on one endpoint at most (pending, or paused while it is turned off or paused): past it the oldest are dropped (listed failed, lastError backlog_full) and the newest kept.',
+      ),
   })
   .strict()
-  .describe('Signed webhooks: retries, pausing, internal receivers, how long deliveries are kept.')
+  .describe(
+    'Signed webhooks: retries, pausing, internal receivers, how many deliveries may wait and how long they are kept.',
+  )
 
 export type WebhooksSection = z.infer<typeof webhooksSection>
 
@@ -85,5 +95,6 @@ export function webhooksOptions(parsed: WebhooksSection): WebhooksOptions {
       maxAgeMs: Math.round(parsed.retention_days * 24 * 60 * 60_000),
       maxPerEndpoint: parsed.retention_per_endpoint,
     },
+    maxWaitingPerEndpoint: parsed.max_waiting_per_endpoint,
   }
 }
