@@ -5,7 +5,9 @@
 // policies and the user tags there; the caller's key and user were read at admission only. So a
 // signing whose key went in that window (the agent's user or key deleted) signed, and was counted
 // under a limit that was still there: decided on a key nobody had any more, after the revoke had
-// committed. Now a signing under a limit looks for its key in its own transaction, as on
+// committed; with the limit deleted too and the ALLOW policy kept, it signed 100 ETH uncounted
+// under a 10,000 wei allowance. Now a signing under a limit (asked right after admission, so a limit
+// deleted in the window still counts as one) looks for its key in its own transaction, as on
 // PostgreSQL after the spend lock: refused once the key is gone; signed uncounted only where a
 // committed state had the key and the policy with no limit (the limit removed alone).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
