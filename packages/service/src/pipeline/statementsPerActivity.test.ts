@@ -196,10 +196,11 @@ describe.each(backends)('activities that only add rows: %s', (name, open) => {
       expect(resultOf('sign_transaction', signing.reply).signedTransaction).toMatch(/^(0x)?02/)
       const shown = signing.statements.join('\n')
       // From the spend lock to its release: lock, begin, the transaction's one read (the
-      // organization's limits and usage rows, and what its decision rests on: the caller's key
-      // and user, the policies, all as of its snapshot; the signer was read before the lock),
-      // its one write (activity, decision record and usage row), commit, unlock. Before: 15,
-      // each read and write a round trip of its own.
+      // organization's limits and usage rows, and what its decision and run rest on: the
+      // caller's key and user, the organization, the policies, the signer, all as of its
+      // snapshot; nothing from the reads made before the lock), its one write (activity,
+      // decision record and usage row), commit, unlock. Before: 15, each read and write a round
+      // trip of its own.
       const lock = signing.statements.findIndex((statement) => /pg_advisory_lock\(/.test(statement))
       const unlock = signing.statements.findIndex((statement) => /pg_advisory_unlock\(/.test(statement))
       expect(lock, shown).toBeGreaterThan(0)
@@ -210,7 +211,8 @@ describe.each(backends)('activities that only add rows: %s', (name, open) => {
       expect(locked[2], shown).toMatch(/"spendingLimitUsage"/)
       expect(locked[2], shown).toMatch(/"policies"/)
       expect(locked[2], shown).toMatch(/"apiKeys"/)
-      expect(locked[2], shown).not.toMatch(/"walletAccounts"|"privateKeys"/)
+      expect(locked[2], shown).toMatch(/"organizations"/)
+      expect(locked[2], shown).toMatch(/"walletAccounts"/)
       expect(locked[3], shown).toMatch(/^with\b.*insert into "spendingLimitUsage"/i)
       expect(locked[4], shown).toMatch(/^commit\b/i)
       // Every spend is counted, the last one too.

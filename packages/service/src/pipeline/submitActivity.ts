@@ -7,7 +7,13 @@ import {
   SESSION_KEY_MESSAGES,
   SIGNATURE_SCHEMES,
 } from '@latchkey/protocol'
-import { ApiError, AuthenticationError, FieldError, PermissionError } from '../kernel/base/errors.ts'
+import {
+  ApiError,
+  AuthenticationError,
+  FieldError,
+  NotFoundError,
+  PermissionError,
+} from '../kernel/base/errors.ts'
 import { requestFingerprint } from '../kernel/Caller.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityHandler, Caller, PolicyFactFields, PolicyFacts, Registry } from '../kernel/registry.ts'
@@ -399,6 +405,9 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
   // concurrent duplicate) fails on the unique index when its row is inserted, and the rerun looks.
   const { keys, lookups } = await serializedOn(submission)
   const onSnapshot = runsOnSnapshot(submission.path, submission.handler)
+  // An ordered snapshot run (a signing under a spending limit, on PostgreSQL): it reads as of its
+  // snapshot after its locks.
+  const aheadOfLock = onSnapshot && keys.length > 0
   // The store queues this process's transactions of the same locks and runs the ones that queued
   // meanwhile as one group (one lock, begin and commit for all of them; `Store.transaction`'s
   // `locks`), so that at most one of its connections waits for a lock.
@@ -426,8 +435,11 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
       // SQLite, which takes no lock, as of this transaction, which reads them: `ordered`).
       const ordered = keys.length > 0 || submission.ordered
       const gone = onSnapshot && !ordered ? undefined : await credentialGone(tx, submission)
-      const execution = gone
-        ? await refused(submission, tx, row, gone)
+      // An ordered snapshot run decides on the organization (its root users and quorum) as of
+      // its snapshot after the lock, not as admission read it (`organizationNow`).
+      const refusal = gone ?? (aheadOfLock ? await organizationNow(tx, submission) : undefined)
+      const execution = refusal
+        ? await refused(submission, tx, row, refusal)
         : await decideAndRun(submission, tx, row, ready)
       await recordActivityEvents(runtime, tx, {
         row: execution.row,
@@ -446,14 +458,12 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
       // it cannot fail another organization's commit, nor be rerun for one (`isolation`). Its
       // snapshot is not the request's reads, which were read before the lock.
       ...(onSnapshot && keys.length === 0 ? { snapshot: submission.reads } : {}),
-      // What the plugins that order it read (a spending limit's rows) and what its decision
-      // rests on (the caller's credential and user, the policies: `decisionLookups`) come from
-      // one statement after the lock, as of that snapshot (`readAhead`); the rest of its reads
-      // (the signer: what it signed with before it queued, `precompute`) from the request's
-      // reads, made before the lock (`earlier`). Its writes go as one statement before its commit.
-      ...(onSnapshot && keys.length > 0
-        ? { isolation: 'snapshot' as const, readAhead: lookups, earlier: submission.reads }
-        : {}),
+      // What the plugins that order it read (a spending limit's rows) and what its decision and
+      // run rest on (the caller's credential and user, the organization, the policies, the
+      // signer: `decisionLookups`) come from one statement after the lock, as of that snapshot
+      // (`readAhead`); none from the request's reads, made before the lock. Its writes go as one
+      // statement before its commit.
+      ...(aheadOfLock ? { isolation: 'snapshot' as const, readAhead: lookups } : {}),
       // The same order across the database's other processes (PostgreSQL's advisory locks).
       locks: keys,
     },
@@ -499,8 +509,10 @@ async function serializedOn({
   runtime,
   registry,
   path,
+  handler,
   caller,
   organization,
+  intent,
   reads,
 }: Submission): Promise<{ keys: string[]; lookups: Lookup[] }> {
   const keys: string[] = []
@@ -512,25 +524,54 @@ async function serializedOn({
     keys.push(key)
     lookups.push(...(plugin.serializedLookups?.(organization.id) ?? []))
   }
-  if (keys.length > 0) lookups.push(...decisionLookups(caller, organization.id))
+  if (keys.length > 0)
+    lookups.push(...decisionLookups({ registry, handler, caller, intent }, organization.id))
   return { keys, lookups }
 }
 
 /**
- * What an ordered snapshot run's decision rests on besides what its plugins order, read after the
- * lock with it: the caller's credential and user (`credentialGone`), the organization's policies
- * and user tags (`decideActivity`). Read before the lock, with the limits read after it, the run
- * would decide on a state nobody committed: an agent's key and ALLOW policy from before its
- * revoke, "no limit" from after it, and sign any amount uncounted. One snapshot for all of them
- * decides as of one moment: the limit's usage rows are written under the lock, and the revoke's
- * own order (the user, the policy, then the limit) means no moment has the key without the limit.
+ * What an ordered snapshot run's decision and run rest on besides what its plugins order, read
+ * after the lock with it: the caller's credential and user (`credentialGone`), the organization
+ * (its root users and quorum: `organizationNow`), its policies and user tags (`decideActivity`),
+ * what the handler reads (the signer's wallet account, by `signWith`) and what the plugins read
+ * (the MFA policies its gate holds it by, the webhook endpoints its events go to): everything
+ * admission read but the credential by public key. Read before the lock, with the limits read
+ * after it, the run would decide on a state nobody committed: an agent's key and ALLOW policy
+ * from before its revoke, "no limit" from after it, and sign any amount uncounted; a root user
+ * (or a quorum of 1) from before a change of the root set, "no limit" from after the limit that
+ * change made pointless was deleted; the cold wallet's account from before its deletion, "no
+ * wallet" (a DENY on `wallet.label` that errors) from after. One snapshot for all of them decides
+ * as of one moment: the limit's usage rows are written under the lock, and no moment has the key
+ * (or root user) without the limit. Nothing of it is answered from the reads made before the lock.
  */
-const decisionLookups = (caller: Caller, organizationId: string): Lookup[] => [
+const decisionLookups = (
+  { registry, handler, caller, intent }: Pick<Submission, 'registry' | 'handler' | 'caller' | 'intent'>,
+  organizationId: string,
+): Lookup[] => [
+  { table: 'organizations', id: organizationId },
   { table: 'policies', field: 'organizationId', value: organizationId },
   { table: 'userTags', field: 'organizationId', value: organizationId },
   { table: 'users', id: caller.userId },
   { table: caller.credential.kind === 'WEBAUTHN' ? 'authenticators' : 'apiKeys', id: caller.credential.id },
+  ...(handler.lookups?.(organizationId, intent) ?? []),
+  ...registry.plugins.flatMap((plugin) => plugin.lookups?.(organizationId) ?? []),
 ]
+
+/**
+ * Takes the organization as an ordered snapshot run's snapshot after the lock has it (read with its
+ * limits, `decisionLookups`) into `submission`, or the refusal when it is gone. Admission's row was
+ * read before the lock: a root user taken out of the root set, or the quorum raised, then the limit
+ * that change made pointless deleted, would otherwise be decided on with the old root set and no
+ * limit (100 ETH signed by one root user alone, uncounted), a state no moment had.
+ */
+async function organizationNow(tx: Transaction, submission: Submission): Promise<ApiError | undefined> {
+  const { id } = submission.organization
+  const organization = await tx.get('organizations', id)
+  if (!organization)
+    return new NotFoundError({ code: 'ORGANIZATION_NOT_FOUND', message: `organization ${id} not found` })
+  submission.organization = organization
+  return undefined
+}
 
 /** Decides on the new activity in `tx` and acts on the decision. */
 async function decideAndRun(

@@ -1,0 +1,280 @@
+// A signing under a spending limit in flight on instance B while the organization changes on A,
+// on PostgreSQL. It waits for the organization's spend lock and reads the limits after it; it must
+// decide and sign on everything else as of that moment too: the organization row (its root users
+// and quorum) and the signer's wallet account, not as admission read them before the lock. Each
+// case commits a sequence of changes on A while the signing waits between its admission and its
+// transaction (`submitRacing`): every state the sequence committed refuses it, and a decision on
+// a mix of the state before and the state after signed it (found by the audit of 4c598538 and
+// 02e1d524; the three fail without reading those after the lock, `decisionLookups`).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { ETHEREUM_ACCOUNT, type Harness, resultOf, testKey } from '../../src/testing/harness.ts'
+import { unsignedTransfer } from '../../src/testing/unsignedTransfer.ts'
+import { refusal, submitRacing } from '../security/inFlight.ts'
+import { twoInstances } from '../support/twoInstances.ts'
+
+let cluster: PostgresCluster
+beforeAll(async () => {
+  cluster = await startPostgres()
+}, 600_000)
+afterAll(async () => {
+  await cluster?.dispose()
+}, 60_000)
+
+let nonce = 0
+const ETH = 10n ** 18n
+const ALLOWANCE = 10_000n
+
+const signRequest = (
+  h: Harness,
+  signWith: string,
+  as: ReturnType<typeof testKey>,
+  organizationId: string,
+  value: bigint,
+): Parameters<Harness['submit']> => {
+  h.clock.advance(1)
+  return [
+    'sign_transaction',
+    {
+      signWith,
+      type: 'TRANSACTION_TYPE_ETHEREUM',
+      unsignedTransaction: unsignedTransfer({ value, nonce: nonce++, maxFeePerGas: 0n }),
+    } as never,
+    { as, organizationId },
+  ]
+}
+
+const submitOk = async (
+  h: Harness,
+  path: Parameters<Harness['submit']>[0],
+  parameters: unknown,
+  as: ReturnType<typeof testKey>,
+  organizationId: string,
+  status = 'ACTIVITY_STATUS_COMPLETED',
+) => {
+  h.clock.advance(1)
+  const reply = await h.submit(path, parameters as never, { as, organizationId })
+  expect(reply.status, `${path}: ${JSON.stringify(reply.body)}`).toBe(200)
+  expect(reply.body.activity.status, path).toBe(status)
+  return reply
+}
+
+/** Two root users (quorum 1), each under a user-scoped allowance of 10,000 wei a day on chain 1. */
+async function twoRoots(a: Harness) {
+  const [r1, r2] = [testKey(), testKey()]
+  const sub = await a.createSubOrganization({
+    keys: [r1, r2],
+    wallet: { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] },
+  })
+  const organizationId = sub.organizationId
+  const [u1, u2] = sub.userIds as [string, string]
+  const limitOf: Record<string, string> = {}
+  for (const userId of [u1, u2])
+    limitOf[userId] = resultOf(
+      'latchkey_create_spending_limit',
+      await submitOk(
+        a,
+        'latchkey_create_spending_limit',
+        {
+          spendingLimitName: `allowance of ${userId}`,
+          scope: { type: 'SPENDING_LIMIT_SCOPE_USER', userId },
+          window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+          asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
+          amount: String(ALLOWANCE),
+        },
+        r2,
+        organizationId,
+      ),
+    ).spendingLimitId as string
+  const sign = (h: Harness, value: bigint) => signRequest(h, sub.addresses![0]!, r1, organizationId, value)
+  return { r1, r2, u1, u2, organizationId, limitOf, sign }
+}
+
+describe('a signing under a limit decides on the organization and its signer as of its lock (PostgreSQL, two instances)', () => {
+  let a: Harness
+  let b: Harness
+  beforeAll(async () => {
+    ;[a, b] = await twoInstances(cluster, 'limits_root_set_wallet_changed')
+  }, 120_000)
+  afterAll(async () => {
+    for (const h of [a, b]) await h?.service.close()
+  })
+
+  it('a root user removed from the root set, then its limit deleted, while its signing is in flight: not signed', async () => {
+    const t = await twoRoots(a)
+    // Control: the limit holds the root user (100 ETH is over it).
+    expect(refusal(await b.submit(...t.sign(b, 100n * ETH)))).toEqual([429, 'SPENDING_LIMIT_EXCEEDED'])
+    const signed = await submitRacing(
+      b,
+      async () => {
+        // R2 takes R1 out of the root set (R1 keeps its key, and no policy allows it anything)...
+        await submitOk(a, 'update_root_quorum', { threshold: 1, userIds: [t.u2] }, t.r2, t.organizationId)
+        // ...then drops R1's now pointless limit.
+        await submitOk(
+          a,
+          'latchkey_delete_spending_limit',
+          { spendingLimitId: t.limitOf[t.u1] },
+          t.r2,
+          t.organizationId,
+        )
+      },
+      ...t.sign(b, 100n * ETH),
+    )
+    // Every committed state refuses it: before, 429 (over the limit); after, 403 (not root, no policy).
+    expect(signed.status, JSON.stringify(signed.body?.activity?.result ?? signed.body)).not.toBe(200)
+    // And a fresh one now is refused by the policies.
+    expect((await b.submit(...t.sign(b, 100n * ETH))).status).toBe(403)
+  })
+
+  it('the root quorum raised to 2-of-2, then a root user’s limit deleted with both roots’ approval, while that user’s signing is in flight: not signed alone', async () => {
+    const t = await twoRoots(a)
+    expect(refusal(await b.submit(...t.sign(b, 100n * ETH)))).toEqual([429, 'SPENDING_LIMIT_EXCEEDED'])
+    const signed = await submitRacing(
+      b,
+      async () => {
+        // The organization moves to 2-of-2 (every root signing needs both)...
+        await submitOk(
+          a,
+          'update_root_quorum',
+          { threshold: 2, userIds: [t.u1, t.u2] },
+          t.r2,
+          t.organizationId,
+        )
+        // ...then removes R1's limit, which the quorum now makes redundant: R2 proposes, R1 approves.
+        const proposed = await submitOk(
+          a,
+          'latchkey_delete_spending_limit',
+          { spendingLimitId: t.limitOf[t.u1] },
+          t.r2,
+          t.organizationId,
+          'ACTIVITY_STATUS_CONSENSUS_NEEDED',
+        )
+        await submitOk(
+          a,
+          'approve_activity',
+          { fingerprint: proposed.body.activity.fingerprint },
+          t.r1,
+          t.organizationId,
+        )
+      },
+      ...t.sign(b, 100n * ETH),
+    )
+    // Before: 1-of-1 but 429 over the limit; after: no limit but waits for R2 (CONSENSUS_NEEDED).
+    expect(
+      signed.body?.activity?.status,
+      JSON.stringify(signed.body?.activity?.result ?? signed.body),
+    ).not.toBe('ACTIVITY_STATUS_COMPLETED')
+    const fresh = await b.submit(...t.sign(b, 100n * ETH))
+    expect(fresh.body.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+  })
+
+  it('a wallet deleted while an agent’s signing with its key is in flight: the DENY on that wallet still holds (the signing is not judged without its wallet)', async () => {
+    const owner = testKey()
+    const sub = await a.createSubOrganization({
+      keys: [owner],
+      wallet: { walletName: 'cold', accounts: [ETHEREUM_ACCOUNT] },
+    })
+    const organizationId = sub.organizationId
+    const agent = testKey()
+    const { userIds } = resultOf(
+      'create_users',
+      await submitOk(
+        a,
+        'create_users',
+        {
+          users: [
+            {
+              userName: 'agent',
+              apiKeys: [agent.apiKey('agent')],
+              authenticators: [],
+              oauthProviders: [],
+              userTags: [],
+            },
+          ],
+        },
+        owner,
+        organizationId,
+      ),
+    )
+    const agentUserId = userIds[0] as string
+    // A hot wallet the agent pays from, under an allowance on the hot account only.
+    const hot = resultOf(
+      'create_wallet',
+      await submitOk(
+        a,
+        'create_wallet',
+        { walletName: 'hot', accounts: [ETHEREUM_ACCOUNT] },
+        owner,
+        organizationId,
+      ),
+    ) as { walletId: string; addresses: string[] }
+    await submitOk(
+      a,
+      'latchkey_create_spending_limit',
+      {
+        spendingLimitName: 'hot allowance',
+        scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: hot.addresses[0] },
+        window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+        asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
+        amount: String(ALLOWANCE),
+      },
+      owner,
+      organizationId,
+    )
+    // The agent may sign with the organization's wallets, never with the cold one.
+    await submitOk(
+      a,
+      'create_policy',
+      {
+        policyName: 'agent signs',
+        effect: 'EFFECT_ALLOW',
+        condition: `activity.resource == 'WALLET' && activity.action == 'SIGN'`,
+        consensus: `approvers.all(user, user.id == '${agentUserId}')`,
+        notes: '',
+      },
+      owner,
+      organizationId,
+    )
+    await submitOk(
+      a,
+      'create_policy',
+      {
+        policyName: 'never the cold wallet',
+        effect: 'EFFECT_DENY',
+        condition: `activity.resource == 'WALLET' && activity.action == 'SIGN' && wallet.label == 'cold'`,
+        notes: '',
+      },
+      owner,
+      organizationId,
+    )
+    const cold = sub.addresses![0]!
+    // Controls: the agent signs from the hot wallet within its allowance; the cold wallet is denied.
+    expect((await b.submit(...signRequest(b, hot.addresses[0]!, agent, organizationId, 1000n))).status).toBe(
+      200,
+    )
+    const denied = await b.submit(...signRequest(b, cold, agent, organizationId, 100n * ETH))
+    expect([denied.status, denied.body?.details?.outcome]).toEqual([403, 'OUTCOME_DENY_EXPLICIT'])
+    // The owner exports the cold wallet elsewhere and deletes it here (its funds stay on chain).
+    const signed = await submitRacing(
+      b,
+      async () => {
+        await submitOk(
+          a,
+          'delete_wallets',
+          { walletIds: [sub.walletId], deleteWithoutExport: true },
+          owner,
+          organizationId,
+        )
+      },
+      ...signRequest(b, cold, agent, organizationId, 100n * ETH),
+    )
+    // Before the delete: 403 by the DENY; after it: the account is gone (404). Never signed: read
+    // after the lock, the account is gone with its wallet (the DENY on `wallet`, which has none,
+    // errors and takes no part; the ALLOW allows it), and the signing fails finding its signer.
+    expect(refusal(signed), JSON.stringify(signed.body?.activity?.result ?? signed.body)).toEqual([
+      404,
+      'WALLET_ACCOUNT_NOT_FOUND',
+    ])
+    expect((await b.submit(...signRequest(b, cold, agent, organizationId, 100n * ETH))).status).not.toBe(200)
+  })
+})
