@@ -436,8 +436,9 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
       const ordered = keys.length > 0 || submission.ordered
       const gone = onSnapshot && !ordered ? undefined : await credentialGone(tx, submission)
       // An ordered snapshot run decides on the organization (its root users and quorum) as of
-      // its snapshot after the lock, not as admission read it (`organizationNow`).
-      const refusal = gone ?? (aheadOfLock ? await organizationNow(tx, submission) : undefined)
+      // its snapshot after the lock (on SQLite, as of this transaction), not as admission read it
+      // (`organizationNow`).
+      const refusal = gone ?? (onSnapshot && ordered ? await organizationNow(tx, submission) : undefined)
       const execution = refusal
         ? await refused(submission, tx, row, refusal)
         : await decideAndRun(submission, tx, row, ready)

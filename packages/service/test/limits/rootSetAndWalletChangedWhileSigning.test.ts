@@ -5,10 +5,17 @@
 // case commits a sequence of changes on A while the signing waits between its admission and its
 // transaction (`submitRacing`): every state the sequence committed refuses it, and a decision on
 // a mix of the state before and the state after signed it (found by the audit of 4c598538 and
-// 02e1d524; the three fail without reading those after the lock, `decisionLookups`).
+// 02e1d524; the three fail without reading those after the lock, `decisionLookups`). The same
+// cases on SQLite, one process, whose transaction reads them (the root set case failed there too).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
-import { ETHEREUM_ACCOUNT, type Harness, resultOf, testKey } from '../../src/testing/harness.ts'
+import {
+  createHarness,
+  ETHEREUM_ACCOUNT,
+  type Harness,
+  resultOf,
+  testKey,
+} from '../../src/testing/harness.ts'
 import { unsignedTransfer } from '../../src/testing/unsignedTransfer.ts'
 import { refusal, submitRacing } from '../security/inFlight.ts'
 import { twoInstances } from '../support/twoInstances.ts'
@@ -91,16 +98,34 @@ async function twoRoots(a: Harness) {
 }
 
 describe('a signing under a limit decides on the organization and its signer as of its lock (PostgreSQL, two instances)', () => {
-  let a: Harness
-  let b: Harness
+  let instances: [Harness, Harness]
   beforeAll(async () => {
-    ;[a, b] = await twoInstances(cluster, 'limits_root_set_wallet_changed')
+    instances = await twoInstances(cluster, 'limits_root_set_wallet_changed')
   }, 120_000)
   afterAll(async () => {
-    for (const h of [a, b]) await h?.service.close()
+    for (const h of instances ?? []) await h?.service.close()
   })
+  changedWhileSigning(() => instances)
+})
 
+// SQLite takes no lock: a limited signing reads its limits in its transaction, and must decide on
+// the organization as of that transaction too (`organizationNow` for every ordered run; the root
+// set case signed 100 ETH uncounted on SQLite after the PostgreSQL fix).
+describe('a signing under a limit decides on the organization and its signer as of its transaction (SQLite)', () => {
+  let h: Harness
+  beforeAll(async () => {
+    h = await createHarness()
+  })
+  afterAll(async () => {
+    await h?.service.close()
+  })
+  changedWhileSigning(() => [h, h])
+})
+
+/** The three cases, the changes committed on the first harness, the signing sent to the second. */
+function changedWhileSigning(instances: () => [Harness, Harness]) {
   it('a root user removed from the root set, then its limit deleted, while its signing is in flight: not signed', async () => {
+    const [a, b] = instances()
     const t = await twoRoots(a)
     // Control: the limit holds the root user (100 ETH is over it).
     expect(refusal(await b.submit(...t.sign(b, 100n * ETH)))).toEqual([429, 'SPENDING_LIMIT_EXCEEDED'])
@@ -127,6 +152,7 @@ describe('a signing under a limit decides on the organization and its signer as 
   })
 
   it('the root quorum raised to 2-of-2, then a root user’s limit deleted with both roots’ approval, while that user’s signing is in flight: not signed alone', async () => {
+    const [a, b] = instances()
     const t = await twoRoots(a)
     expect(refusal(await b.submit(...t.sign(b, 100n * ETH)))).toEqual([429, 'SPENDING_LIMIT_EXCEEDED'])
     const signed = await submitRacing(
@@ -169,6 +195,7 @@ describe('a signing under a limit decides on the organization and its signer as 
   })
 
   it('a wallet deleted while an agent’s signing with its key is in flight: the DENY on that wallet still holds (the signing is not judged without its wallet)', async () => {
+    const [a, b] = instances()
     const owner = testKey()
     const sub = await a.createSubOrganization({
       keys: [owner],
@@ -277,4 +304,4 @@ describe('a signing under a limit decides on the organization and its signer as 
     ])
     expect((await b.submit(...signRequest(b, cold, agent, organizationId, 100n * ETH))).status).not.toBe(200)
   })
-})
+}
