@@ -481,7 +481,8 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
  * the revoke committed. An ordered one reads its credential in its transaction (`credentialGone`).
  * Asked as of admission, not of the transaction: a limit deleted in between (with the key, the
  * policy kept) would otherwise leave a signing with the admission's key and no limit, 100 ETH
- * uncounted. A signing in an organization without limits, and every other backend, is untouched.
+ * uncounted. A signing in an organization without limits is decided as before (one lookup of its
+ * limits here, a read-cache hit beside `precompute`'s); every other backend asks nothing here.
  */
 async function orderedAtAdmission(
   runtime: Runtime,
