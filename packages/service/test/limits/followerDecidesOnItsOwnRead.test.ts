@@ -11,9 +11,9 @@
 // Begun by another caller (the control), the key was looked up and refused already.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
-import { ETHEREUM_ACCOUNT, type Harness, resultOf, testKey } from '../../src/testing/harness.ts'
-import { unsignedTransfer } from '../../src/testing/unsignedTransfer.ts'
+import type { Harness } from '../../src/testing/harness.ts'
 import { twoInstances } from '../support/twoInstances.ts'
+import { agentGrant } from './agentGrant.ts'
 
 let cluster: PostgresCluster
 beforeAll(async () => {
@@ -23,76 +23,19 @@ afterAll(async () => {
   await cluster?.dispose()
 }, 60_000)
 
-let nonce = 0
 const ALLOWANCE = 10n ** 18n
 
+/** The kit's agent grant under a 1 ETH a day allowance, and the owner's freeze of the agent (a DENY). */
 async function granted(a: Harness) {
-  const sub = await a.createSubOrganization({ wallet: { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] } })
-  const owner = sub.keys[0]!
-  const organizationId = sub.organizationId
-  const asOwner = async (path: Parameters<Harness['submit']>[0], parameters: unknown) => {
-    a.clock.advance(1)
-    const reply = await a.submit(path, parameters as never, { as: owner, organizationId })
-    expect(reply.status, `${path}: ${JSON.stringify(reply.body)}`).toBe(200)
-    return reply
-  }
-  const agent = testKey()
-  const { userIds } = resultOf(
-    'create_users',
-    await asOwner('create_users', {
-      users: [
-        {
-          userName: 'agent',
-          apiKeys: [agent.apiKey('agent')],
-          authenticators: [],
-          oauthProviders: [],
-          userTags: [],
-        },
-      ],
-    }),
-  )
-  const agentUserId = userIds[0] as string
-  const keys = await a.query('get_api_keys', { userId: agentUserId }, { as: owner, organizationId })
-  const apiKeyId = keys.body.apiKeys[0].apiKeyId as string
-  await asOwner('latchkey_create_spending_limit', {
-    spendingLimitName: 'agent allowance',
-    scope: { type: 'SPENDING_LIMIT_SCOPE_API_KEY', apiKeyId },
-    window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
-    asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
-    amount: String(ALLOWANCE),
-  })
-  await asOwner('create_policy', {
-    policyName: 'agent pays on chain 1',
-    effect: 'EFFECT_ALLOW',
-    condition: `activity.resource == 'WALLET' && activity.action == 'SIGN' && wallet.id == '${sub.walletId}' && eth.tx.chain_id == 1 && eth.tx.data == '0x'`,
-    consensus: `approvers.all(user, user.id == '${agentUserId}')`,
-    notes: '',
-  })
+  const agent = await agentGrant(a, { allowance: ALLOWANCE, completed: false })
   const deny = () =>
-    asOwner('create_policy', {
+    agent.asOwner('create_policy', {
       policyName: 'freeze the agent',
       effect: 'EFFECT_DENY',
       condition: `activity.resource == 'WALLET' && activity.action == 'SIGN'`,
       notes: '',
     })
-  const signRequest = (h: Harness, value: bigint): Parameters<Harness['submit']> => {
-    h.clock.advance(1)
-    return [
-      'sign_transaction',
-      {
-        signWith: sub.addresses![0]!,
-        type: 'TRANSACTION_TYPE_ETHEREUM',
-        unsignedTransaction: unsignedTransfer({ value, nonce: nonce++, maxFeePerGas: 0n }),
-      } as never,
-      { as: agent, organizationId },
-    ]
-  }
-  const deleteAgent = () => asOwner('delete_users', { userIds: [agentUserId] })
-  const ownerSignRequest = (h: Harness, value: bigint): Parameters<Harness['submit']> => {
-    const [path, parameters] = signRequest(h, value)
-    return [path, parameters, { as: owner, organizationId }]
-  }
-  return { deny, signRequest, deleteAgent, ownerSignRequest }
+  return { ...agent, deny }
 }
 
 /** Runs `during` once, right after the next lock group's read (the one that reads the limits). */
@@ -152,22 +95,22 @@ describe('the agent deleted while its signing waits for a chain of lock groups (
       const outcomes: { followed: boolean; status: number }[] = []
       for (let round = 0; round < 8; round++) {
         const agent = await granted(a)
-        expect((await b.submit(...agent.signRequest(b, 1000n))).status).toBe(200)
+        expect((await b.submit(...agent.sign(b, 1000n))).status).toBe(200)
         const followedBefore = groups().followed
         let second: Promise<Awaited<ReturnType<Harness['submit']>>> | undefined
         const restore = afterGroupRead(b, async () => {
           // The owner's signing's group has read. The agent's signing is admitted on B (its key
           // stands), its user is deleted on A (committed), then it queues behind the owner's group.
           const queued = beforeNextTransaction(b, async () => {
-            await agent.deleteAgent()
+            await agent.revoke('user')
           })
-          second = b.submit(...agent.signRequest(b, 1000n))
+          second = b.submit(...agent.sign(b, 1000n))
           await queued
           await new Promise((resolve) => setTimeout(resolve, 5))
         })
         try {
           expect(
-            (await b.submit(...(sameCaller ? agent.signRequest(b, 1000n) : agent.ownerSignRequest(b, 1000n))))
+            (await b.submit(...(sameCaller ? agent.sign(b, 1000n) : agent.sign(b, 1000n, agent.owner))))
               .status,
           ).toBe(200)
         } finally {
@@ -219,7 +162,7 @@ describe('a DENY committed while a chain of lock groups runs (PostgreSQL, two in
     // Eight tries (a follower forms when the second signing queues within the chain's 100 ms).
     for (let round = 0; round < 8; round++) {
       const agent = await granted(a)
-      expect((await b.submit(...agent.signRequest(b, 1000n))).status).toBe(200)
+      expect((await b.submit(...agent.sign(b, 1000n))).status).toBe(200)
       const followedBefore = groups().followed
       let second: Promise<Awaited<ReturnType<Harness['submit']>>> | undefined
       const restore = afterGroupRead(b, async () => {
@@ -228,18 +171,18 @@ describe('a DENY committed while a chain of lock groups runs (PostgreSQL, two in
         // hold the DENY) and queues behind the running group.
         await agent.deny()
         const queued = nextTransaction(b)
-        second = b.submit(...agent.signRequest(b, 1000n))
+        second = b.submit(...agent.sign(b, 1000n))
         await queued
         await new Promise((resolve) => setTimeout(resolve, 5))
       })
       try {
-        expect((await b.submit(...agent.signRequest(b, 1000n))).status).toBe(200)
+        expect((await b.submit(...agent.sign(b, 1000n))).status).toBe(200)
       } finally {
         restore()
       }
       const signed = await second!
       // Control: a signing afterwards, in a group of its own, is refused by the DENY.
-      const after = (await b.submit(...agent.signRequest(b, 1000n))).status
+      const after = (await b.submit(...agent.sign(b, 1000n))).status
       outcomes.push({ followed: groups().followed > followedBefore, status: signed.status, after })
     }
     expect(outcomes.map((o) => o.after)).toEqual(outcomes.map(() => 403))

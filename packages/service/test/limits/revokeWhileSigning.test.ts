@@ -9,10 +9,10 @@
 // committed state had the key and the policy with no limit (the limit removed alone).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
-import { ETHEREUM_ACCOUNT, type Harness, type Reply, resultOf, testKey } from '../../src/testing/harness.ts'
-import { unsignedTransfer } from '../../src/testing/unsignedTransfer.ts'
+import type { Harness, Reply } from '../../src/testing/harness.ts'
 import { refusal, submitRacing } from '../security/inFlight.ts'
 import { twoInstances } from '../support/twoInstances.ts'
+import { agentGrant } from './agentGrant.ts'
 
 let cluster: PostgresCluster
 beforeAll(async () => {
@@ -22,89 +22,11 @@ afterAll(async () => {
   await cluster?.dispose()
 }, 60_000)
 
-let nonce = 0
 const ETH = 10n ** 18n
 const ALLOWANCE = 10_000n
 
 /** A sub-organization whose agent signs on chain 1 under an allowance of 10,000 wei a day (docs/agents.md). */
-async function granted(a: Harness) {
-  const sub = await a.createSubOrganization({ wallet: { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] } })
-  const owner = sub.keys[0]!
-  const organizationId = sub.organizationId
-  const asOwner = async (path: Parameters<Harness['submit']>[0], parameters: unknown) => {
-    a.clock.advance(1)
-    const reply = await a.submit(path, parameters as never, { as: owner, organizationId })
-    expect(reply.status, `${path}: ${JSON.stringify(reply.body)}`).toBe(200)
-    expect(reply.body.activity.status, path).toBe('ACTIVITY_STATUS_COMPLETED')
-    return reply
-  }
-  const agent = testKey()
-  const { userIds } = resultOf(
-    'create_users',
-    await asOwner('create_users', {
-      users: [
-        {
-          userName: 'agent',
-          apiKeys: [agent.apiKey('agent')],
-          authenticators: [],
-          oauthProviders: [],
-          userTags: [],
-        },
-      ],
-    }),
-  )
-  const agentUserId = userIds[0] as string
-  const keys = await a.query('get_api_keys', { userId: agentUserId }, { as: owner, organizationId })
-  const apiKeyId = keys.body.apiKeys[0].apiKeyId as string
-  // The limit before the policy, as the kit grants it.
-  const { spendingLimitId } = resultOf(
-    'latchkey_create_spending_limit',
-    await asOwner('latchkey_create_spending_limit', {
-      spendingLimitName: 'agent allowance',
-      scope: { type: 'SPENDING_LIMIT_SCOPE_API_KEY', apiKeyId },
-      window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
-      asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
-      amount: String(ALLOWANCE),
-    }),
-  )
-  const { policyId } = resultOf(
-    'create_policy',
-    await asOwner('create_policy', {
-      policyName: 'agent pays on chain 1',
-      effect: 'EFFECT_ALLOW',
-      condition: `activity.resource == 'WALLET' && activity.action == 'SIGN' && wallet.id == '${sub.walletId}' && eth.tx.chain_id == 1 && eth.tx.data == '0x'`,
-      consensus: `approvers.all(user, user.id == '${agentUserId}')`,
-      notes: '',
-    }),
-  )
-  const steps = {
-    user: ['delete_users', { userIds: [agentUserId] }],
-    policy: ['delete_policies', { policyIds: [policyId] }],
-    limit: ['latchkey_delete_spending_limit', { spendingLimitId }],
-  } as const
-  /** The named steps of the kit's revokeAgentAllowance (no MFA), in its order: user, policy, limit. */
-  const revoke = async (...only: (keyof typeof steps)[]) => {
-    for (const step of ['user', 'policy', 'limit'] as const)
-      if (only.length === 0 || only.includes(step)) await asOwner(steps[step][0], steps[step][1])
-  }
-  const signRequest = (h: Harness, value: bigint): Parameters<Harness['submit']> => {
-    h.clock.advance(1)
-    return [
-      'sign_transaction',
-      {
-        signWith: sub.addresses![0]!,
-        type: 'TRANSACTION_TYPE_ETHEREUM',
-        unsignedTransaction: unsignedTransfer({ value, nonce: nonce++, maxFeePerGas: 0n }),
-      } as never,
-      { as: agent, organizationId },
-    ]
-  }
-  const used = async () => {
-    const limits = await a.query('latchkey_list_spending_limits', {}, { as: owner, organizationId })
-    return (limits.body.spendingLimits as { used: string }[]).map((limit) => limit.used)
-  }
-  return { revoke, signRequest, used }
-}
+const granted = (a: Harness) => agentGrant(a, { allowance: ALLOWANCE })
 
 describe('revoking an agent while a signature of it is in flight on another instance (PostgreSQL)', () => {
   let a: Harness
@@ -119,11 +41,8 @@ describe('revoking an agent while a signature of it is in flight on another inst
   it('the whole revoke committed between admission and the signing: refused, the key is gone (never 100 ETH signed uncounted)', async () => {
     const agent = await granted(a)
     // Control: within the allowance signs on B; 100 ETH is over it.
-    expect((await b.submit(...agent.signRequest(b, 1000n))).status).toBe(200)
-    expect(refusal(await b.submit(...agent.signRequest(b, 100n * ETH)))).toEqual([
-      429,
-      'SPENDING_LIMIT_EXCEEDED',
-    ])
+    expect((await b.submit(...agent.sign(b, 1000n))).status).toBe(200)
+    expect(refusal(await b.submit(...agent.sign(b, 100n * ETH)))).toEqual([429, 'SPENDING_LIMIT_EXCEEDED'])
     let revoked = false
     const signed = await submitRacing(
       b,
@@ -131,37 +50,33 @@ describe('revoking an agent while a signature of it is in flight on another inst
         await agent.revoke()
         revoked = true
       },
-      ...agent.signRequest(b, 100n * ETH),
+      ...agent.sign(b, 100n * ETH),
     )
     expect(revoked).toBe(true)
     expect(refusal(signed), JSON.stringify(signed.body?.activity?.result ?? signed.body)).toEqual([
       401,
       'PUBLIC_KEY_NOT_FOUND',
     ])
-    expect(refusal(await b.submit(...agent.signRequest(b, 1n)))[0]).toBe(401)
+    expect(refusal(await b.submit(...agent.sign(b, 1n)))[0]).toBe(401)
   })
 
   it('the user deleted alone in that window: refused as of the lock, the key is gone', async () => {
     const agent = await granted(a)
-    expect((await b.submit(...agent.signRequest(b, 1000n))).status).toBe(200)
-    const signed = await submitRacing(b, () => agent.revoke('user'), ...agent.signRequest(b, 1000n))
+    expect((await b.submit(...agent.sign(b, 1000n))).status).toBe(200)
+    const signed = await submitRacing(b, () => agent.revoke('user'), ...agent.sign(b, 1000n))
     expect(refusal(signed)).toEqual([401, 'PUBLIC_KEY_NOT_FOUND'])
     expect(await agent.used()).toEqual(['1000'])
   })
 
   it('the policy and the limit deleted in that window, the key kept: refused by the policies as they are after the lock', async () => {
     const agent = await granted(a)
-    const signed = await submitRacing(
-      b,
-      () => agent.revoke('policy', 'limit'),
-      ...agent.signRequest(b, 100n * ETH),
-    )
+    const signed = await submitRacing(b, () => agent.revoke('policy', 'limit'), ...agent.sign(b, 100n * ETH))
     expect(signed.status, JSON.stringify(signed.body?.activity?.result ?? signed.body)).toBe(403)
   })
 
   it('control: the limit alone deleted in that window, key and policy kept: signed uncounted, as the state committed then allows', async () => {
     const agent = await granted(a)
-    const signed = await submitRacing(b, () => agent.revoke('limit'), ...agent.signRequest(b, 100n * ETH))
+    const signed = await submitRacing(b, () => agent.revoke('limit'), ...agent.sign(b, 100n * ETH))
     expect(signed.status, JSON.stringify(signed.body)).toBe(200)
     expect(await agent.used()).toEqual([])
   })
@@ -171,9 +86,9 @@ describe('revoking an agent while a signature of it is in flight on another inst
     const signed = await submitRacing(
       b,
       async () => {
-        expect((await a.submit(...agent.signRequest(a, ALLOWANCE))).status).toBe(200)
+        expect((await a.submit(...agent.sign(a, ALLOWANCE))).status).toBe(200)
       },
-      ...agent.signRequest(b, 1n),
+      ...agent.sign(b, 1n),
     )
     expect(refusal(signed)).toEqual([429, 'SPENDING_LIMIT_EXCEEDED'])
   })
@@ -189,7 +104,7 @@ describe('revoking an agent while a signature of it is in flight on another inst
       const agent = await granted(a)
       let done = false
       const flood = async () => {
-        while (!done) replies.push(await b.submit(...agent.signRequest(b, ETH)))
+        while (!done) replies.push(await b.submit(...agent.sign(b, ETH)))
       }
       const agents = Array.from({ length: 64 }, flood)
       await new Promise((resolve) => setTimeout(resolve, 100 + 60 * round))

@@ -11,117 +11,18 @@
 // PostgreSQL after the spend lock: refused once the key is gone; signed uncounted only where a
 // committed state had the key and the policy with no limit (the limit removed alone).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  createHarness,
-  ETHEREUM_ACCOUNT,
-  type Harness,
-  type Reply,
-  resultOf,
-  testKey,
-} from '../../src/testing/harness.ts'
-import { unsignedTransfer } from '../../src/testing/unsignedTransfer.ts'
+import { createHarness, type Harness, type Reply } from '../../src/testing/harness.ts'
 import { refusal, submitRacing } from '../security/inFlight.ts'
+import { agentGrant } from './agentGrant.ts'
 
-let nonce = 0
 const ETH = 10n ** 18n
 const ALLOWANCE = 10_000n
 
-/** A sub-organization whose agent signs on chain 1 under an allowance of 10,000 wei a day (docs/agents.md). */
-async function granted(h: Harness) {
-  const sub = await h.createSubOrganization({ wallet: { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] } })
-  const owner = sub.keys[0]!
-  const organizationId = sub.organizationId
-  const asOwner = async (path: Parameters<Harness['submit']>[0], parameters: unknown) => {
-    h.clock.advance(1)
-    const reply = await h.submit(path, parameters as never, { as: owner, organizationId })
-    expect(reply.status, `${path}: ${JSON.stringify(reply.body)}`).toBe(200)
-    expect(reply.body.activity.status, path).toBe('ACTIVITY_STATUS_COMPLETED')
-    return reply
-  }
-  const agent = testKey()
-  const { userIds } = resultOf(
-    'create_users',
-    await asOwner('create_users', {
-      users: [
-        {
-          userName: 'agent',
-          apiKeys: [agent.apiKey('agent')],
-          authenticators: [],
-          oauthProviders: [],
-          userTags: [],
-        },
-      ],
-    }),
-  )
-  const agentUserId = userIds[0] as string
-  const keys = await h.query('get_api_keys', { userId: agentUserId }, { as: owner, organizationId })
-  const apiKeyId = keys.body.apiKeys[0].apiKeyId as string
-  const { userTagId: tagId } = resultOf(
-    'create_user_tag',
-    await asOwner('create_user_tag', { userTagName: 'agents', userIds: [agentUserId] }),
-  )
-  // The limit before the policy, as the kit grants it.
-  const { spendingLimitId } = resultOf(
-    'latchkey_create_spending_limit',
-    await asOwner('latchkey_create_spending_limit', {
-      spendingLimitName: 'agent allowance',
-      scope: { type: 'SPENDING_LIMIT_SCOPE_API_KEY', apiKeyId },
-      window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
-      asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
-      amount: String(ALLOWANCE),
-    }),
-  )
-  const { policyId } = resultOf(
-    'create_policy',
-    await asOwner('create_policy', {
-      policyName: 'agent pays on chain 1',
-      effect: 'EFFECT_ALLOW',
-      condition: `activity.resource == 'WALLET' && activity.action == 'SIGN' && wallet.id == '${sub.walletId}' && eth.tx.chain_id == 1 && eth.tx.data == '0x'`,
-      consensus: `approvers.all(user, user.id == '${agentUserId}' && '${tagId}' in user.tags)`,
-      notes: '',
-    }),
-  )
-  const steps = {
-    user: ['delete_users', { userIds: [agentUserId] }],
-    policy: ['delete_policies', { policyIds: [policyId] }],
-    limit: ['latchkey_delete_spending_limit', { spendingLimitId }],
-    key: ['delete_api_keys', { userId: agentUserId, apiKeyIds: [apiKeyId] }],
-    deny: [
-      'create_policy',
-      {
-        policyName: 'no more signing',
-        effect: 'EFFECT_DENY',
-        condition: `activity.resource == 'WALLET' && activity.action == 'SIGN'`,
-        notes: '',
-      },
-    ],
-    tag: ['update_user_tag', { userTagId: tagId, addUserIds: [], removeUserIds: [agentUserId] }],
-  } as const
-  /** The named steps, in the kit's revokeAgentAllowance order where they are its own (user, policy, limit). */
-  const revoke = async (...only: (keyof typeof steps)[]) => {
-    for (const step of ['user', 'policy', 'limit'] as const)
-      if (only.length === 0 || only.includes(step)) await asOwner(steps[step][0], steps[step][1])
-    for (const step of ['key', 'deny', 'tag'] as const)
-      if (only.includes(step)) await asOwner(steps[step][0], steps[step][1])
-  }
-  const signRequest = (value: bigint): Parameters<Harness['submit']> => {
-    h.clock.advance(1)
-    return [
-      'sign_transaction',
-      {
-        signWith: sub.addresses![0]!,
-        type: 'TRANSACTION_TYPE_ETHEREUM',
-        unsignedTransaction: unsignedTransfer({ value, nonce: nonce++, maxFeePerGas: 0n }),
-      } as never,
-      { as: agent, organizationId },
-    ]
-  }
-  const used = async () => {
-    const limits = await h.query('latchkey_list_spending_limits', {}, { as: owner, organizationId })
-    return (limits.body.spendingLimits as { used: string }[]).map((limit) => limit.used)
-  }
-  return { revoke, signRequest, used }
-}
+/**
+ * A sub-organization whose agent signs on chain 1 under an allowance of 10,000 wei a day
+ * (docs/agents.md), the agent in a tag the policy's consensus names too.
+ */
+const granted = (h: Harness) => agentGrant(h, { allowance: ALLOWANCE, tagged: true })
 
 /** The reply, for a failed expectation: the activity's result or failure, or the error. */
 const shown = (reply: Reply) => JSON.stringify(reply.body?.activity?.result ?? reply.body)
@@ -143,11 +44,8 @@ describe('revoking an agent while a signature of it is in flight (SQLite)', () =
   it('the whole revoke committed between admission and the transaction: refused, the key is gone (never 100 ETH signed)', async () => {
     const agent = await granted(h)
     // Control: within the allowance signs; 100 ETH is over it.
-    expect((await h.submit(...agent.signRequest(1000n))).status).toBe(200)
-    expect(refusal(await h.submit(...agent.signRequest(100n * ETH)))).toEqual([
-      429,
-      'SPENDING_LIMIT_EXCEEDED',
-    ])
+    expect((await h.submit(...agent.sign(h, 1000n))).status).toBe(200)
+    expect(refusal(await h.submit(...agent.sign(h, 100n * ETH)))).toEqual([429, 'SPENDING_LIMIT_EXCEEDED'])
     let revoked = false
     const signed = await submitRacing(
       h,
@@ -155,79 +53,71 @@ describe('revoking an agent while a signature of it is in flight (SQLite)', () =
         await agent.revoke()
         revoked = true
       },
-      ...agent.signRequest(100n * ETH),
+      ...agent.sign(h, 100n * ETH),
     )
     expect(revoked).toBe(true)
     expect(refusal(signed), shown(signed)).toEqual([401, 'PUBLIC_KEY_NOT_FOUND'])
-    expect(refusal(await h.submit(...agent.signRequest(1n)))[0]).toBe(401)
+    expect(refusal(await h.submit(...agent.sign(h, 1n)))[0]).toBe(401)
   })
 
   it('the user deleted alone in that window: refused, the key is gone, nothing counted', async () => {
     const agent = await granted(h)
-    expect((await h.submit(...agent.signRequest(1000n))).status).toBe(200)
-    const signed = await submitRacing(h, () => agent.revoke('user'), ...agent.signRequest(1000n))
+    expect((await h.submit(...agent.sign(h, 1000n))).status).toBe(200)
+    const signed = await submitRacing(h, () => agent.revoke('user'), ...agent.sign(h, 1000n))
     expect(refusal(signed), shown(signed)).toEqual([401, 'PUBLIC_KEY_NOT_FOUND'])
     expect(await agent.used()).toEqual(['1000'])
   })
 
   it("the agent's key deleted alone in that window: refused, nothing counted", async () => {
     const agent = await granted(h)
-    expect((await h.submit(...agent.signRequest(1000n))).status).toBe(200)
-    const signed = await submitRacing(h, () => agent.revoke('key'), ...agent.signRequest(1000n))
+    expect((await h.submit(...agent.sign(h, 1000n))).status).toBe(200)
+    const signed = await submitRacing(h, () => agent.revoke('key'), ...agent.sign(h, 1000n))
     expect(refusal(signed), shown(signed)).toEqual([401, 'PUBLIC_KEY_NOT_FOUND'])
     expect(await agent.used()).toEqual(['1000'])
   })
 
   it('the user and the limit deleted in that window, the policy kept: refused, the key is gone (never 100 ETH signed uncounted)', async () => {
     const agent = await granted(h)
-    const signed = await submitRacing(
-      h,
-      () => agent.revoke('user', 'limit'),
-      ...agent.signRequest(100n * ETH),
-    )
+    const signed = await submitRacing(h, () => agent.revoke('user', 'limit'), ...agent.sign(h, 100n * ETH))
     expect(refusal(signed), shown(signed)).toEqual([401, 'PUBLIC_KEY_NOT_FOUND'])
   })
 
   it("the agent's key and the limit deleted in that window, the policy kept: refused (never 100 ETH signed uncounted)", async () => {
     const agent = await granted(h)
-    const signed = await submitRacing(h, () => agent.revoke('key', 'limit'), ...agent.signRequest(100n * ETH))
+    const signed = await submitRacing(h, () => agent.revoke('key', 'limit'), ...agent.sign(h, 100n * ETH))
     expect(refusal(signed), shown(signed)).toEqual([401, 'PUBLIC_KEY_NOT_FOUND'])
   })
 
   it('the policy deleted alone in that window: refused by the policies as the transaction reads them', async () => {
     const agent = await granted(h)
-    const signed = await submitRacing(h, () => agent.revoke('policy'), ...agent.signRequest(1000n))
+    const signed = await submitRacing(h, () => agent.revoke('policy'), ...agent.sign(h, 1000n))
     expect(signed.status, shown(signed)).toBe(403)
     expect(await agent.used()).toEqual(['0'])
   })
 
   it('the policy and the limit deleted in that window, the key kept: refused (never 100 ETH signed uncounted)', async () => {
     const agent = await granted(h)
-    const signed = await submitRacing(
-      h,
-      () => agent.revoke('policy', 'limit'),
-      ...agent.signRequest(100n * ETH),
-    )
+    const signed = await submitRacing(h, () => agent.revoke('policy', 'limit'), ...agent.sign(h, 100n * ETH))
     expect(signed.status, shown(signed)).toBe(403)
   })
 
   it('a DENY added in that window: refused by it', async () => {
     const agent = await granted(h)
-    const signed = await submitRacing(h, () => agent.revoke('deny'), ...agent.signRequest(1000n))
+    const signed = await submitRacing(h, () => agent.revoke('deny'), ...agent.sign(h, 1000n))
     expect(refusal(signed), shown(signed)).toEqual([403, 'PERMISSION_DENIED'])
     expect(await agent.used()).toEqual(['0'])
   })
 
   it("the agent taken out of the tag the policy's consensus names in that window: not signed, it waits for approvers", async () => {
     const agent = await granted(h)
-    const signed = await submitRacing(h, () => agent.revoke('tag'), ...agent.signRequest(1000n))
+    const signed = await submitRacing(h, () => agent.revoke('tag'), ...agent.sign(h, 1000n))
     expect(signed.body?.activity?.status, shown(signed)).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
     expect(await agent.used()).toEqual(['0'])
   })
 
   it('control: the limit alone deleted in that window, key and policy kept: signed uncounted, as the state committed then allows', async () => {
     const agent = await granted(h)
-    const signed = await submitRacing(h, () => agent.revoke('limit'), ...agent.signRequest(100n * ETH))
+    const signed = await submitRacing(h, () => agent.revoke('limit'), ...agent.sign(h, 100n * ETH))
     expect(signed.status, shown(signed)).toBe(200)
     expect(await agent.used()).toEqual([])
   })
@@ -237,9 +127,9 @@ describe('revoking an agent while a signature of it is in flight (SQLite)', () =
     const signed = await submitRacing(
       h,
       async () => {
-        expect((await h.submit(...agent.signRequest(ALLOWANCE))).status).toBe(200)
+        expect((await h.submit(...agent.sign(h, ALLOWANCE))).status).toBe(200)
       },
-      ...agent.signRequest(1n),
+      ...agent.sign(h, 1n),
     )
     expect(refusal(signed), shown(signed)).toEqual([429, 'SPENDING_LIMIT_EXCEEDED'])
     expect(await agent.used()).toEqual([String(ALLOWANCE)])

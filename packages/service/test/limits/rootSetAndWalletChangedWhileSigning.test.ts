@@ -16,9 +16,9 @@ import {
   resultOf,
   testKey,
 } from '../../src/testing/harness.ts'
-import { unsignedTransfer } from '../../src/testing/unsignedTransfer.ts'
 import { refusal, submitRacing } from '../security/inFlight.ts'
 import { twoInstances } from '../support/twoInstances.ts'
+import { signRequest, submitOk } from './agentGrant.ts'
 
 let cluster: PostgresCluster
 beforeAll(async () => {
@@ -28,43 +28,8 @@ afterAll(async () => {
   await cluster?.dispose()
 }, 60_000)
 
-let nonce = 0
 const ETH = 10n ** 18n
 const ALLOWANCE = 10_000n
-
-const signRequest = (
-  h: Harness,
-  signWith: string,
-  as: ReturnType<typeof testKey>,
-  organizationId: string,
-  value: bigint,
-): Parameters<Harness['submit']> => {
-  h.clock.advance(1)
-  return [
-    'sign_transaction',
-    {
-      signWith,
-      type: 'TRANSACTION_TYPE_ETHEREUM',
-      unsignedTransaction: unsignedTransfer({ value, nonce: nonce++, maxFeePerGas: 0n }),
-    } as never,
-    { as, organizationId },
-  ]
-}
-
-const submitOk = async (
-  h: Harness,
-  path: Parameters<Harness['submit']>[0],
-  parameters: unknown,
-  as: ReturnType<typeof testKey>,
-  organizationId: string,
-  status = 'ACTIVITY_STATUS_COMPLETED',
-) => {
-  h.clock.advance(1)
-  const reply = await h.submit(path, parameters as never, { as, organizationId })
-  expect(reply.status, `${path}: ${JSON.stringify(reply.body)}`).toBe(200)
-  expect(reply.body.activity.status, path).toBe(status)
-  return reply
-}
 
 /** Two root users (quorum 1), each under a user-scoped allowance of 10,000 wei a day on chain 1. */
 async function twoRoots(a: Harness) {

@@ -3,9 +3,9 @@
 // revoke's first step (the user) committed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
-import { ETHEREUM_ACCOUNT, type Harness, type Reply, resultOf, testKey } from '../../src/testing/harness.ts'
-import { unsignedTransfer } from '../../src/testing/unsignedTransfer.ts'
+import type { Harness, Reply } from '../../src/testing/harness.ts'
 import { twoInstances } from '../support/twoInstances.ts'
+import { agentGrant, signTransaction } from './agentGrant.ts'
 
 let cluster: PostgresCluster
 beforeAll(async () => {
@@ -15,7 +15,6 @@ afterAll(async () => {
   await cluster?.dispose()
 }, 60_000)
 
-let nonce = 0
 const LIMIT = 10n
 
 describe('the window total of a limit signed on from two instances', () => {
@@ -31,61 +30,18 @@ describe('the window total of a limit signed on from two instances', () => {
   it('64 in flight on A and B: at most the limit signed; after the revoke, nothing', {
     timeout: 120_000,
   }, async () => {
-    const sub = await a.createSubOrganization({ wallet: { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] } })
-    const owner = sub.keys[0]!
-    const organizationId = sub.organizationId
-    const asOwner = async (path: Parameters<Harness['submit']>[0], parameters: unknown) => {
-      a.clock.advance(1)
-      const reply = await a.submit(path, parameters as never, { as: owner, organizationId })
-      expect(reply.status, `${path}: ${JSON.stringify(reply.body)}`).toBe(200)
-      return reply
-    }
-    const agent = testKey()
-    const { userIds } = resultOf(
-      'create_users',
-      await asOwner('create_users', {
-        users: [
-          {
-            userName: 'agent',
-            apiKeys: [agent.apiKey('agent')],
-            authenticators: [],
-            oauthProviders: [],
-            userTags: [],
-          },
-        ],
-      }),
-    )
-    const agentUserId = userIds[0] as string
-    const { spendingLimitId } = resultOf(
-      'latchkey_create_spending_limit',
-      await asOwner('latchkey_create_spending_limit', {
-        spendingLimitName: 'agent',
-        scope: { type: 'SPENDING_LIMIT_SCOPE_USER', userId: agentUserId },
-        window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
-        asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
-        amount: String(LIMIT),
-      }),
-    )
-    const { policyId } = resultOf(
-      'create_policy',
-      await asOwner('create_policy', {
+    // The agent user's limit, and an ALLOW for any signing of its own.
+    const grant = await agentGrant(a, {
+      allowance: LIMIT,
+      limit: { spendingLimitName: 'agent', scope: 'user' },
+      policy: {
         policyName: 'agent signs',
-        effect: 'EFFECT_ALLOW',
         condition: `activity.resource == 'WALLET' && activity.action == 'SIGN'`,
-        consensus: `approvers.all(user, user.id == '${agentUserId}')`,
-        notes: '',
-      }),
-    )
+      },
+      completed: false,
+    })
     const sign = (h: Harness) =>
-      h.submit(
-        'sign_transaction',
-        {
-          signWith: sub.addresses![0]!,
-          type: 'TRANSACTION_TYPE_ETHEREUM',
-          unsignedTransaction: unsignedTransfer({ value: 1n, nonce: nonce++, maxFeePerGas: 0n }),
-        } as never,
-        { as: agent, organizationId },
-      )
+      h.submit(...signTransaction(grant.address, grant.agent, grant.organizationId, 1n))
     const first = await Promise.all(Array.from({ length: 64 }, (_, i) => sign(i % 2 ? a : b)))
     expect(first.filter((reply) => reply.status === 200).length).toBe(Number(LIMIT))
     // The window moves on; the limit frees.
@@ -102,10 +58,9 @@ describe('the window total of a limit signed on from two instances', () => {
     }
     const floods = Array.from({ length: 64 }, (_, i) => flood(i % 2 ? a : b))
     await new Promise((resolve) => setTimeout(resolve, 150))
-    await asOwner('delete_users', { userIds: [agentUserId] })
+    await grant.revoke('user')
     revokedAt = performance.now()
-    await asOwner('delete_policies', { policyIds: [policyId] })
-    await asOwner('latchkey_delete_spending_limit', { spendingLimitId })
+    await grant.revoke('policy', 'limit')
     done = true
     await Promise.all(floods)
     const ok = replies.filter(({ reply }) => reply.status === 200)
