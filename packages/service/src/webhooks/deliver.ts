@@ -194,8 +194,15 @@ export function deliveryHandler(
     // The endpoint's turn (`passTurn`) sends whatever waits, its delivery sent meanwhile or not.
     const isTurn = context.jobId === turnJobIdOf(endpointId)
     // Sent already, by another delivery's run. Unless a run of this job ended unfinished
-    // (`answerable`): it answered for what others left to it, so this one looks again.
-    if (!isTurn && (!delivery || (delivery.state !== 'pending' && !answerable(context)))) return
+    // (`answerable`): it answered for what others left to it, so this one looks again. So does
+    // the job of a delivery dropped from the full backlog (`isDropped`): a run that left the queue
+    // to it (its failed head, or its retry handed over) sends nothing more, and the job of the new
+    // head the fan-out enqueued may have found that run's lease held and ended.
+    if (
+      !isTurn &&
+      (!delivery || (delivery.state !== 'pending' && !answerable(context) && !isDropped(delivery)))
+    )
+      return
     // A busy service first serves its requests: a new delivery waits for it (up to `busyDelayMs`).
     if (delivery)
       await yieldToRequests(runtime, { since: delivery.createdAt, settings, signal: context.signal })
@@ -248,8 +255,10 @@ async function sendWhatWaits(
     // A delivery tried before (a retry, or a redelivery of one sent) that is the queue's head is
     // left by that run to its own job, this one: ending here would leave it, and every delivery
     // behind it, with no one to send them. Try again once the lease may be free.
+    // Nor when it was dropped from the full backlog (`isDropped`): the holder may be a run that
+    // left the queue to it.
     const own = await runtime.store.get('webhookDeliveries', input.own)
-    if (own?.state === 'pending' && own.attempts > 0) throw new JobError('busy')
+    if (own && ((own.state === 'pending' && own.attempts > 0) || isDropped(own))) throw new JobError('busy')
     // Nor when the holder is a run of this very job, put again under its id while that run still
     // sends (the endpoint turned off and on, a redelivery): that run's retry, should its try fail
     // (or anything after it), is this job's row, which ending here would delete, and the failed
@@ -703,7 +712,7 @@ async function drainOnce(
       input.held.clean = true
       continue
     }
-    await settle(runtime, current, {
+    const settled = await settle(runtime, current, {
       state: 'pending',
       lastError: outcome.outcome,
       ...(outcome.status ? { lastStatus: outcome.status } : {}),
@@ -711,6 +720,12 @@ async function drainOnce(
     })
     input.held.clean = false
     await failed(runtime, current.endpointId, settings)
+    // Dropped from the full backlog while it was tried (`settleIn` kept it dropped): it has no
+    // retry, so neither this job nor its own has anything to retry. Ending here (its job's retry,
+    // or its own job put back) would leave what was kept with no sender: the fan-out that dropped
+    // it enqueued its new head's job, which found this run's lease held and left the queue to it.
+    // This run goes on with the queue (read again by `drain` once this page is done).
+    if (settled && isDropped(settled)) continue
     // The retry of a delivery is its own job's: this one's is this run (retried with the queue's
     // backoff); another's (or the one an endpoint's turn was put back for) is put back due after a
     // backoff of its own, and this run ends.
@@ -821,17 +836,17 @@ export function withState(row: WebhookDeliveryRow, changes: Partial<WebhookDeliv
 /**
  * Writes the outcome of a try. A delivery settled for good takes its job with it, but for the job
  * that runs now (`runningJob`, the queue finishes it): sent by another delivery's run, its own job
- * never needs to run.
+ * never needs to run. Resolves with the row written (none: the delivery is gone).
  */
 async function settle(
   runtime: Runtime,
   delivery: WebhookDeliveryRow,
   changes: Partial<WebhookDeliveryRow>,
   runningJob?: string,
-) {
-  await runtime.store.transaction(async (tx) => {
+): Promise<WebhookDeliveryRow | undefined> {
+  return runtime.store.transaction(async (tx) => {
     const current = await tx.get('webhookDeliveries', delivery.id)
-    if (current) await settleIn(runtime, tx, { current, changes, runningJob })
+    return current ? settleIn(runtime, tx, { current, changes, runningJob }) : undefined
   })
 }
 
@@ -843,7 +858,7 @@ async function settleIn(
     changes: Partial<WebhookDeliveryRow>
     runningJob?: string | undefined
   },
-): Promise<void> {
+): Promise<WebhookDeliveryRow> {
   const { current, changes } = input
   // Dropped from its endpoint's full backlog while this try was under way: a failed try does not
   // put it back on the queue (the cap holds); a success is recorded as one.
@@ -862,6 +877,7 @@ async function settleIn(
     (await tx.get('jobs', job))?.state === 'pending'
   )
     await tx.delete('jobs', job)
+  return next
 }
 
 /**
