@@ -1,6 +1,8 @@
+import { randomInt } from 'node:crypto'
 import type { Runtime } from '../kernel/Runtime.ts'
-import type { WebhookDeliveryRow } from '../kernel/store/model.ts'
+import { type WebhookDeliveryRow, waitingFromOf } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Store.ts'
+import { queueKeyOf } from './recordEvent.ts'
 import type { WebhooksOptions } from './WebhooksOptions.ts'
 
 /**
@@ -40,21 +42,44 @@ export function dropped(row: WebhookDeliveryRow, now: number): WebhookDeliveryRo
 
 /** What the fan-out writes for one endpoint once its backlog is capped. */
 export interface CappedBacklog {
-  /** The new deliveries to write, oldest first: the oldest dropped already when more were added than the cap. */
+  /** The new deliveries to write, oldest first: those dropped already settled `failed`. */
   rows: WebhookDeliveryRow[]
   /** Every delivery dropped (those of the queue, written here, and those of `rows`). */
   dropped: WebhookDeliveryRow[]
 }
 
 /**
+ * Waiting deliveries at each end of the queue (its oldest and its newest) whose sources a full
+ * backlog counts, besides the new deliveries' own, to find the one holding the most.
+ */
+const ENDS = 8
+
+/** Deliveries picked at random positions of the queue whose sources are counted too. */
+const PROBES = 4
+
+/** Deliveries of one source read at a time (its oldest first) when it is the one dropped from. */
+const SOURCE_PAGE = 32
+
+/**
  * In the fan-out's transaction, before it writes `adding` (the endpoint's new deliveries, oldest
- * first): keeps the endpoint's waiting deliveries (pending, paused) at `cap` at most by dropping
- * the oldest (its queue's head first, by the queue's index; then the oldest of `adding`, when it
- * alone is more than the cap), each settled `failed` with `lastError: BACKLOG_FULL`. The newest
- * are kept: after an outage the receiver gets the latest state of things, and sees the gap in
- * `sequence`. One index count of what waits (at most the cap, plus what a version before left)
- * and, when full, one page of the queue's head: the fan-out writes each endpoint's counter, so
- * two fan-outs (two instances on PostgreSQL) are serialised and the cap holds exactly.
+ * first): keeps the endpoint's waiting deliveries (pending, paused) at `cap` at most. Each new
+ * delivery added to a full backlog drops one waiting delivery (settled `failed`, `lastError:
+ * BACKLOG_FULL`): the oldest of the source organization (`organizationId`, where the event
+ * happened) holding the most waiting deliveries on the endpoint, counting the new one, and the
+ * new delivery's own source when it holds as many as that one. So an event drops another source's
+ * delivery only when that source holds more than the event's own source does: one source
+ * flooding an endpoint (an end user's cheap activities, on the operator's endpoint that gets
+ * every sub-organization's events) ends up dropping its own oldest, and never takes another
+ * source below its own count. Within a source the newest are kept: after an outage the receiver
+ * gets the latest state of things, and sees the gap in `sequence`.
+ *
+ * The sources compared are those of the new deliveries, of the queue's `ENDS` oldest and newest,
+ * and of `PROBES` deliveries at random positions (a source holding much of the queue is found
+ * there), each counted once by the index on (waitingFrom, queueKey): a bounded number of reads a
+ * fan-out, never a read of the whole queue. A backlog already over the cap (left by a version
+ * before it, or a cap lowered since) first loses its oldest beyond the cap, `CATCH_UP` at most a
+ * fan-out, whatever their source. The fan-out writes each endpoint's counter, so two fan-outs (two
+ * instances on PostgreSQL) are serialised and the cap holds exactly.
  */
 export async function capBacklog(
   runtime: Runtime,
@@ -62,32 +87,151 @@ export async function capBacklog(
   input: { endpointId: string; adding: WebhookDeliveryRow[]; cap: number },
 ): Promise<CappedBacklog> {
   const { endpointId, adding, cap } = input
-  const waiting = await tx.count('webhookDeliveries', 'waitingFor', endpointId)
-  const excess = waiting + adding.length - cap
-  if (excess <= 0) return { rows: adding, dropped: [] }
+  let waiting = await tx.count('webhookDeliveries', 'waitingFor', endpointId)
+  if (waiting + adding.length <= cap) return { rows: adding, dropped: [] }
   const now = runtime.now()
-  const fromQueue = Math.min(excess, waiting, adding.length + CATCH_UP)
-  const head =
-    fromQueue > 0
-      ? await tx.pageBy('webhookDeliveries', {
-          field: 'waitingFor',
-          value: endpointId,
-          by: 'queueKey',
-          limit: fromQueue,
-        })
-      : []
   const gone: WebhookDeliveryRow[] = []
-  for (const row of head) {
+  const queueHead = (limit: number) =>
+    tx.pageBy('webhookDeliveries', { field: 'waitingFor', value: endpointId, by: 'queueKey', limit })
+  // Over the cap already: its oldest beyond it go first, whatever their source.
+  const over = Math.min(Math.max(0, waiting - cap), CATCH_UP)
+  const head = await queueHead(over + ENDS)
+  for (const row of head.slice(0, over)) {
     const next = dropped(row, now)
     await tx.put('webhookDeliveries', next)
     gone.push(next)
   }
-  // More new ones than the cap (a page of events larger than it): the oldest are never queued.
-  const fromAdding = Math.max(0, excess - waiting)
-  const rows = adding.map((row, index) => (index < fromAdding ? dropped(row, now) : row))
-  return { rows, dropped: [...gone, ...rows.slice(0, fromAdding)] }
+  waiting -= over
+  const sources = await sourcesOf(tx, { endpointId, head: head.slice(over), waiting })
+  const fair = new FairDrop(tx, endpointId, new Set(gone.map((row) => row.id)))
+  for (const organizationId of sources) await fair.count(organizationId)
+  const rows = [...adding]
+  let size = waiting
+  for (const [index, row] of adding.entries()) {
+    await fair.count(row.organizationId)
+    fair.add(row.organizationId, index)
+    if (++size <= cap) continue
+    size--
+    // The count found what the index holds: a source counted is never empty. Were it, the new one goes.
+    const victim =
+      (await fair.takeOldest(fair.heaviest(row.organizationId))) ??
+      (await fair.takeOldest(row.organizationId)) ??
+      index
+    if (typeof victim === 'number') {
+      rows[victim] = dropped(rows[victim]!, now)
+      gone.push(rows[victim])
+    } else {
+      const next = dropped(victim, now)
+      await tx.put('webhookDeliveries', next)
+      gone.push(next)
+    }
+  }
+  return { rows, dropped: gone }
 }
 
+/**
+ * The sources of the queue's `ENDS` oldest (`head`, read already) and newest waiting deliveries,
+ * and of `PROBES` at random numbers between the two ends (each the first waiting at or after it).
+ */
+async function sourcesOf(
+  tx: Transaction,
+  input: { endpointId: string; head: WebhookDeliveryRow[]; waiting: number },
+): Promise<Set<string>> {
+  const { endpointId, head } = input
+  const sources = new Set(head.map((row) => row.organizationId))
+  if (input.waiting <= head.length) return sources
+  const page = { field: 'waitingFor', value: endpointId, by: 'queueKey' } as const
+  const tail = await tx.pageBy('webhookDeliveries', { ...page, limit: ENDS, descending: true })
+  for (const row of tail) sources.add(row.organizationId)
+  const first = head[0]?.sequence ?? 0
+  const last = tail[0]?.sequence ?? 0
+  // Numbered deliveries only (`a` and the number): what a version before left unnumbered sorts last.
+  if (first > 0 && last > first + 1)
+    for (let probe = 0; probe < PROBES; probe++) {
+      const sequence = first + 1 + randomInt(last - first - 1)
+      const [row] = await tx.pageBy('webhookDeliveries', {
+        ...page,
+        after: queueKeyOf(sequence - 1, ''),
+        limit: 1,
+      })
+      if (row) sources.add(row.organizationId)
+    }
+  return sources
+}
+
+/**
+ * The waiting deliveries of the sources a full backlog compares, counted once (index on
+ * waitingFrom) and kept counted as the fan-out adds and drops: which source holds the most, and its
+ * oldest (stored first, read a page at a time, then the fan-out's new ones, by index in `adding`).
+ */
+class FairDrop {
+  private readonly held = new Map<string, number>()
+  private readonly stored = new Map<string, { rows: WebhookDeliveryRow[]; after?: string; done: boolean }>()
+  private readonly added = new Map<string, number[]>()
+
+  constructor(
+    private readonly tx: Transaction,
+    private readonly endpointId: string,
+    /** Dropped already in this transaction (read again, they are skipped). */
+    private readonly gone: Set<string>,
+  ) {}
+
+  /** Counts what `organizationId` has waiting (once). */
+  async count(organizationId: string): Promise<void> {
+    if (this.held.has(organizationId)) return
+    const waiting = await this.tx.count(
+      'webhookDeliveries',
+      'waitingFrom',
+      waitingFromOf(this.endpointId, organizationId),
+    )
+    this.held.set(organizationId, waiting)
+  }
+
+  /** The new delivery at `index` of `adding`, of `organizationId`, waits. */
+  add(organizationId: string, index: number): void {
+    this.held.set(organizationId, (this.held.get(organizationId) ?? 0) + 1)
+    const added = this.added.get(organizationId) ?? []
+    added.push(index)
+    this.added.set(organizationId, added)
+  }
+
+  /** The source holding the most waiting deliveries; `own` (the new delivery's) when it ties. */
+  heaviest(own: string): string {
+    let most = own
+    for (const [organizationId, held] of this.held)
+      if (held > (this.held.get(most) ?? 0)) most = organizationId
+    return most
+  }
+
+  /**
+   * Takes `organizationId`'s oldest waiting delivery off the count: a stored row, or the index of a
+   * new one in `adding` (none: nothing of it waits, which the count rules out).
+   */
+  async takeOldest(organizationId: string): Promise<WebhookDeliveryRow | number | undefined> {
+    this.held.set(organizationId, Math.max(0, (this.held.get(organizationId) ?? 0) - 1))
+    const stored = this.stored.get(organizationId) ?? { rows: [], done: false }
+    this.stored.set(organizationId, stored)
+    for (;;) {
+      const row = stored.rows.shift()
+      if (row && !this.gone.has(row.id)) {
+        this.gone.add(row.id)
+        return row
+      }
+      if (row) continue
+      if (stored.done) break
+      stored.rows = await this.tx.pageBy('webhookDeliveries', {
+        field: 'waitingFrom',
+        value: waitingFromOf(this.endpointId, organizationId),
+        by: 'queueKey',
+        ...(stored.after !== undefined ? { after: stored.after } : {}),
+        limit: SOURCE_PAGE,
+      })
+      stored.done = stored.rows.length < SOURCE_PAGE
+      stored.after = stored.rows.at(-1)?.queueKey ?? stored.after
+    }
+    return this.added.get(organizationId)?.shift()
+  }
+}
 /** Deliveries dropped in one transaction of `trimBacklog`. */
 const TRIM_BATCH = 1000
 

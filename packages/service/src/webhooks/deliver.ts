@@ -509,9 +509,10 @@ const FANOUT_PAGE = 200
  * committed (for events recorded at once by two instances, as far as their clocks agree). Two
  * fan-outs at once (two instances on PostgreSQL) fail each other's commit on the counters and
  * the events; the rerun finds them gone. An endpoint deleted since gets nothing. At most
- * `maxWaiting` deliveries wait on an endpoint: beyond it the oldest are dropped in the same
- * transaction (capBacklog.ts; counted as `webhooks.delivery` `dropped` once committed). Resolves
- * with how many events it fanned out (none waiting: one committed read, no transaction).
+ * `maxWaiting` deliveries wait on an endpoint: beyond it the oldest of the source organization
+ * holding the most are dropped in the same transaction (capBacklog.ts; counted as
+ * `webhooks.delivery` `dropped` once committed). Resolves with how many events it fanned out (none
+ * waiting: one committed read, no transaction).
  */
 export async function fanOut(
   runtime: Runtime,
@@ -564,7 +565,8 @@ export async function fanOut(
     const gone: WebhookDeliveryRow[] = []
     const heads: string[] = []
     for (const [endpointId, rows] of adding) {
-      // At most `cap` wait on an endpoint, whatever its state: the oldest are dropped (capBacklog.ts).
+      // At most `cap` wait on an endpoint, whatever its state: the oldest of the source holding the
+      // most are dropped (capBacklog.ts).
       const capped = await capBacklog(runtime, tx, { endpointId, adding: rows, cap })
       for (const row of capped.rows) await tx.put('webhookDeliveries', row)
       gone.push(...capped.dropped)

@@ -71,6 +71,10 @@ const NEWEST_UNDO: Record<string, string[]> = {
     `DROP INDEX "users_${column}"`,
     `ALTER TABLE users DROP COLUMN "${column}"`,
   ]),
+  '0027_webhook_waiting_sources': [
+    'DROP INDEX "webhookDeliveries_waitingFrom_queueKey"',
+    'ALTER TABLE "webhookDeliveries" DROP COLUMN "waitingFrom"',
+  ],
   '0026_registered_keys': [
     'DROP INDEX "apiKeys_registeredKey_id"',
     'ALTER TABLE "apiKeys" DROP COLUMN "registeredKey"',

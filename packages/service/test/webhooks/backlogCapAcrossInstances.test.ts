@@ -2,12 +2,14 @@
 // out at once and redeliver dropped ones at once: the endpoint's waiting deliveries never exceed
 // `maxWaitingPerEndpoint` (each fan-out counts and drops in its SERIALIZABLE transaction, and two
 // of them conflict on the endpoint's counter), and a resume sends exactly what was kept, in order,
-// to a real receiver.
+// to a real receiver. And the operator's endpoint, paused, while one sub-organization floods it
+// from both instances and others record a few events: the flood drops its own oldest, never the
+// others' (the source holding the most is dropped from, counted in the same transactions).
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { WebhookEventBody } from '@latchkey/protocol'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Harness, resultOf } from '../../src/testing/harness.ts'
+import { type Harness, resultOf, testKey } from '../../src/testing/harness.ts'
 import { BACKLOG_FULL } from '../../src/webhooks/capBacklog.ts'
 import { fanOut } from '../../src/webhooks/deliver.ts'
 import { nodeWebhookTransport } from '../../src/webhooks/nodeTransport.ts'
@@ -148,6 +150,96 @@ describe("the cap on an endpoint's backlog across two instances on PostgreSQL", 
       await until(async () => receiver.received.length >= CAP && (await waiting()) === 0, a.clock)
       await new Promise((done) => setTimeout(done, 300))
       expect(receiver.received.map((body) => body.sequence)).toEqual(kept)
+    } finally {
+      sampling = false
+      await a.service.close()
+      await b.service.close()
+    }
+  })
+
+  it("one sub-organization's flood from both instances drops its own, not the others'", async () => {
+    const [a, b] = await twoInstances(cluster, 'webhooks_backlog_cap_sources', {
+      webhooks: {
+        transport: async () => ({ status: 503, body: '' }),
+        pauseThreshold: 1,
+        maxWaitingPerEndpoint: CAP,
+      },
+      jobs: { pollMs: 20, backoff: { baseMs: 20, maxMs: 100 } },
+    })
+    const { store } = a.service
+    let sampling = true
+    let most = 0
+    try {
+      const { endpointId } = resultOf(
+        'create_webhook_endpoint',
+        await a.submit('create_webhook_endpoint', {
+          url: 'http://127.0.0.1:9/hook',
+          name: 'operator',
+          subscriptions: [{ eventType: 'LATCHKEY_WALLET_CREATED' }],
+        }),
+      ) as { endpointId: string }
+      expect((await a.submit('create_wallet', { walletName: 'operator', accounts: [] })).status).toBe(200)
+      await until(
+        async () => (await store.get('webhookEndpoints', endpointId))?.pausedAt !== undefined,
+        a.clock,
+      )
+      const user = async () => {
+        const key = testKey()
+        const { organizationId } = await a.createSubOrganization({ keys: [key] })
+        return { organizationId, as: key }
+      }
+      const attacker = await user()
+      const victims = [await user(), await user(), await user()]
+      const waiting = () => store.count('webhookDeliveries', 'waitingFor', endpointId)
+      const sampler = (async () => {
+        while (sampling) {
+          most = Math.max(most, await waiting())
+          await new Promise((done) => setTimeout(done, 3))
+        }
+      })()
+      const fanOuts = () =>
+        Promise.all([a, b].map((h) => fanOut(h.service.runtime, { deliver: true, maxWaiting: CAP })))
+      // Each victim records two wallets, interleaved with the attacker's 60 from both instances and
+      // fan-outs racing on both.
+      const replies = await Promise.all([
+        ...Array.from({ length: 60 }, (_, i) =>
+          [a, b][i % 2]!.submit('create_wallet', { walletName: `A${i}`, accounts: [] }, attacker),
+        ),
+        ...victims.flatMap((victim, v) =>
+          [0, 1].map((i) =>
+            [b, a][(v + i) % 2]!.submit('create_wallet', { walletName: `V${v}.${i}`, accounts: [] }, victim),
+          ),
+        ),
+        fanOuts(),
+        fanOuts(),
+        fanOuts(),
+      ])
+      expect(replies.slice(0, 66).map((reply) => (reply as { status: number }).status)).toEqual(
+        Array(66).fill(200),
+      )
+      await fanOuts()
+      await fanOuts()
+      sampling = false
+      await sampler
+      expect(most).toBeLessThanOrEqual(CAP)
+      expect(await waiting()).toBe(CAP)
+      const rows = await store.findBy('webhookDeliveries', 'endpointId', endpointId)
+      const dropped = rows.filter((row) => row.lastError === BACKLOG_FULL)
+      // 1 (the operator's) + 60 + 6 recorded, 20 kept: every one dropped is the attacker's, and
+      // each victim's two still wait, as does the operator's.
+      expect(rows.length).toBe(67)
+      expect(new Set(dropped.map((row) => row.organizationId))).toEqual(new Set([attacker.organizationId]))
+      expect(dropped.length).toBe(47)
+      for (const victim of victims)
+        expect(
+          rows.filter((row) => row.organizationId === victim.organizationId && row.waitingFor === endpointId)
+            .length,
+        ).toBe(2)
+      // Of the attacker's, its newest wait.
+      const attackers = rows
+        .filter((row) => row.organizationId === attacker.organizationId)
+        .sort((x, y) => x.sequence - y.sequence)
+      expect(attackers.slice(-13).every((row) => row.waitingFor === endpointId)).toBe(true)
     } finally {
       sampling = false
       await a.service.close()

@@ -678,6 +678,32 @@ function registeredKeys(backend: StoreBackend): Migration {
   }
 }
 
+/**
+ * What waits on a webhook endpoint by source organization (`WebhookDeliveryRow.waitingFrom`, the
+ * endpoint's id, a space and the organization's, derived as the store writes a row), through an
+ * index on (waitingFrom, queueKey): a full backlog counts one source's waiting deliveries and
+ * reads its oldest (webhooks/capBacklog.ts). Filled for the deliveries waiting now.
+ */
+function webhookWaitingSources(backend: StoreBackend): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('webhookDeliveries').addColumn('waitingFrom', backend.textType).execute()
+      await sql`update ${sql.table('webhookDeliveries')}
+        set ${sql.ref('waitingFrom')} = ${sql.ref('waitingFor')} || ' ' || ${jsonField(backend, 'organizationId')}
+        where ${sql.ref('waitingFor')} is not null`.execute(db)
+      await db.schema
+        .createIndex('webhookDeliveries_waitingFrom_queueKey')
+        .on('webhookDeliveries')
+        .columns(['waitingFrom', 'queueKey'])
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('webhookDeliveries_waitingFrom_queueKey').execute()
+      await db.schema.alterTable('webhookDeliveries').dropColumn('waitingFrom').execute()
+    },
+  }
+}
+
 /** The migrations, with the column types of `backend`, by name in the order they apply. */
 function migrationsOf(backend: StoreBackend): Record<string, Migration> {
   return {
@@ -729,6 +755,8 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
     '0021_verified_contacts': verifiedContacts(backend),
     // OTP codes and rate-limit entries swept through an index, the stale ones only.
     '0022_plugin_row_sweeps': pluginRowSweeps(backend),
+    // A full backlog drops from the source organization holding the most of it.
+    '0027_webhook_waiting_sources': webhookWaitingSources(backend),
     // ---- wing: import and pregeneration (issue 40) ----
     '0009_import': addTables(
       { importedUsers: ['organizationId'], importClaims: [], importKeys: [] },

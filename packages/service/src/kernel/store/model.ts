@@ -755,6 +755,13 @@ export interface WebhookDeliveryRow extends Row {
    */
   waitingFor?: string
   /**
+   * `waitingFor`, a space and `organizationId` while the delivery waits (`DERIVED`, never set by a
+   * writer): with `queueKey`, an index (migration 0027_webhook_waiting_sources) by which a full
+   * backlog counts what one source organization has waiting on the endpoint and finds its oldest
+   * (webhooks/capBacklog.ts).
+   */
+  waitingFrom?: string
+  /**
    * Where it stands in its endpoint's queue: `a` and its sequence number (12 digits) once
    * numbered, else `b` and its listKey (after every number): with `waitingFor`, an index the
    * sender reads the head of the queue and the oldest unnumbered deliveries by, a page at a time.
@@ -926,6 +933,9 @@ const whileOpen =
   (row: SendTransactionRow): string | undefined =>
     (OPEN_STATUSES as readonly string[]).includes(row.status) ? key(row) : undefined
 
+/** A waiting delivery's `waitingFrom`: its endpoint and its source organization. */
+export const waitingFromOf = (endpointId: string, organizationId: string) => `${endpointId} ${organizationId}`
+
 /**
  * Indexed fields the store computes from a row as it writes it (`Queries.rowValues`), whatever
  * the writer put in them: a column only, kept right by every write of the row.
@@ -946,6 +956,10 @@ export const DERIVED: {
   users: {
     verifiedEmail: (row) => verifiedContactOf(row, 'email'),
     verifiedPhone: (row) => verifiedContactOf(row, 'phone'),
+  },
+  webhookDeliveries: {
+    waitingFrom: (row) =>
+      row.waitingFor === undefined ? undefined : waitingFromOf(row.waitingFor, row.organizationId),
   },
   sendTransactions: {
     openIn: whileOpen((row) => row.organizationId),
@@ -1003,8 +1017,9 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   mfaChallenges: [],
   // ---- wing: webhooks (issue 39) ----
   webhookEndpoints: ['organizationId'],
-  // waitingFor, queueKey, listKey: migration 0014_webhook_delivery_queue.
-  webhookDeliveries: ['eventId', 'endpointId', 'state', 'waitingFor', 'queueKey', 'listKey'],
+  // waitingFor, queueKey, listKey: migration 0014_webhook_delivery_queue; waitingFrom (DERIVED):
+  // 0027_webhook_waiting_sources, an index on (waitingFrom, queueKey).
+  webhookDeliveries: ['eventId', 'endpointId', 'state', 'waitingFor', 'queueKey', 'listKey', 'waitingFrom'],
   // waiting, listKey: migration 0015_webhook_events.
   webhookEvents: ['waiting', 'listKey'],
   // ---- wing: import and pregeneration (issue 40) ----
