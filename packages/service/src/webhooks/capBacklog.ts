@@ -185,6 +185,9 @@ class FairDrop {
       waitingFromOf(this.endpointId, organizationId),
     )
     this.held.set(organizationId, waiting)
+    // A source with nothing stored waiting has no page to read: what it drops is its own new one.
+    if (waiting === 0 && !this.stored.has(organizationId))
+      this.stored.set(organizationId, { rows: [], done: true })
   }
 
   /** The new delivery at `index` of `adding`, of `organizationId`, waits. */
