@@ -224,25 +224,15 @@ export class Queries {
    * looked up by), each taking every value of that kind at once, so the statement's shape depends
    * on which kinds are read, not on how many requests are in the batch. Answers, keyed as
    * `Prefetched` reads them, each lookup's rows in id order, for all the requests together: one
-   * statement, so one snapshot. With `ids`, the ids of each lookup by field's rows go there too,
-   * under the same key and in the same order (a reader that lays writes over the rows need not
-   * parse them for their ids: `SharedAhead`).
+   * statement, so one snapshot.
    */
-  async lookupMany(
-    db: Execute,
-    lookups: Lookup[],
-    ids?: Map<string, string[]>,
-  ): Promise<Map<string, string[]>> {
+  async lookupMany(db: Execute, lookups: Lookup[]): Promise<Map<string, string[]>> {
     const kinds = new Map<string, { lookup: Lookup; values: Set<string> }>()
     const found = new Map<string, string[]>()
     for (const lookup of lookups) {
       // A lookup that finds nothing is known to find nothing (a `via` is keyed by what it finds, a
       // `from` by the column's value its statement answers).
-      if (!('via' in lookup) && !('from' in lookup)) {
-        const key = lookupKey(lookup)
-        found.set(key, [])
-        if (ids && 'field' in lookup) ids.set(key, [])
-      }
+      if (!('via' in lookup) && !('from' in lookup)) found.set(lookupKey(lookup), [])
       if (unstorable(lookupValue(lookup))) continue
       const kind =
         'from' in lookup
@@ -312,18 +302,14 @@ export class Queries {
         const key = lookupKey({ table: lookup.table, field: lookup.field, value: row.k as string })
         const rows = found.get(key) ?? []
         found.set(key, rows)
-        const rowIds = ids ? (ids.get(key) ?? []) : undefined
-        if (rowIds) ids!.set(key, rowIds)
-        if (row.id !== null && row.id !== undefined && !rows.includes(data)) {
-          rows.push(data)
-          rowIds?.push(row.id as string)
-        }
+        if (row.id !== null && row.id !== undefined && !rows.includes(data)) rows.push(data)
       } else if ('via' in lookup) found.set(lookupKey({ table: lookup.table, id: row.id as string }), [data])
-      else if ('id' in lookup) found.get(lookupKey({ table: lookup.table, id: row.k as string }))?.push(data)
       else {
-        const key = lookupKey({ table: lookup.table, field: lookup.field, value: row.k as string })
+        const key =
+          'id' in lookup
+            ? lookupKey({ table: lookup.table, id: row.k as string })
+            : lookupKey({ table: lookup.table, field: lookup.field, value: row.k as string })
         found.get(key)?.push(data)
-        ids?.get(key)?.push(row.id as string)
       }
     }
     return found

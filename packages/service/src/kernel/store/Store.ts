@@ -335,14 +335,11 @@ export class Store implements Reads {
         open: async (connection, shares) => {
           const lookups = (shares as (readonly Lookup[] | undefined)[]).flatMap((share) => share ?? [])
           if (lookups.length === 0) return undefined
-          const ids = new Map<string, string[]>()
           return new SharedAhead(
             await this.queries.lookupMany(
               (query) => connection.executeQuery<Record<string, unknown>>(query),
               lookups,
-              ids,
             ),
-            ids,
           )
         },
         close: (connection, scope) => {

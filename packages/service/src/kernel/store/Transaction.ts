@@ -88,11 +88,6 @@ export class SharedAhead {
   constructor(
     /** What the group's first statement found, keyed as `lookupKey` keys a lookup. */
     readonly ahead: ReadonlyMap<string, string[]>,
-    /**
-     * The ids of those rows, under the same keys and in the same order (`Queries.lookupMany`'s
-     * `ids`): a transaction laying the group's writes over them need not parse each for its id.
-     */
-    readonly ids?: ReadonlyMap<string, string[]>,
   ) {}
 
   /** Takes what one transaction wrote (in order) and the part of it not sent yet. */
@@ -131,29 +126,6 @@ function finds(row: RowValues, wanted: Wanted): boolean {
   if ('id' in wanted) return row.values[0] === wanted.id
   const column = (INDEXES[row.table] as string[]).indexOf(wanted.field)
   return column >= 0 && row.values[column + 2] === wanted.value
-}
-
-/**
- * The ids of rows a group's read found by field: as the read gave them (`SharedAhead.ids`), else
- * each document's own; undefined when a document does not parse or names none.
- */
-function idsOf(
-  found: readonly string[],
-  given: readonly string[] | undefined,
-): readonly string[] | undefined {
-  if (given?.length === found.length) return given
-  const ids: string[] = []
-  for (const text of found) {
-    let id: unknown
-    try {
-      id = (JSON.parse(text) as { id?: unknown }).id
-    } catch {
-      return undefined
-    }
-    if (typeof id !== 'string') return undefined
-    ids.push(id)
-  }
-  return ids
 }
 
 let savepoints = 0
@@ -259,16 +231,20 @@ export class Transaction implements Reads {
     const earlier = shared.rows.get(table)
     const own = this.log.filter((row) => row.table === table)
     if (!earlier?.size && own.length === 0) return found
-    const ids = 'id' in wanted ? found.map(() => wanted.id) : idsOf(found, shared.ids?.get(key))
-    if (!ids) return undefined
-    // Writes that neither find `wanted` nor replace a row found leave what was read as it was: in
-    // a group of many organizations' signings, the usage rows the others rewrote.
-    const touches = (row: RowValues) => finds(row, wanted) || ids.includes(row.values[0]!)
-    if (!own.some(touches) && ![...(earlier?.values() ?? [])].some(touches)) return found
     const byId = new Map<string, string>()
-    found.forEach((text, index) => {
-      byId.set(ids[index]!, text)
-    })
+    for (const text of found) {
+      if ('id' in wanted) byId.set(wanted.id, text)
+      else {
+        let id: unknown
+        try {
+          id = (JSON.parse(text) as { id?: unknown }).id
+        } catch {
+          return undefined
+        }
+        if (typeof id !== 'string') return undefined
+        byId.set(id, text)
+      }
+    }
     for (const row of [...(earlier?.values() ?? []), ...own]) {
       const id = row.values[0]!
       if (finds(row, wanted)) byId.set(id, row.values[1]!)
