@@ -131,14 +131,6 @@ export interface TransactionOptions {
    * a statement that could see them and before its commit (`Transaction`'s `defersWrites`).
    */
   readAhead?: readonly Lookup[]
-  /**
-   * What was read before the transaction (what `prefetch` read, before its `locks`): a read
-   * of a transaction that reads ahead, which `readAhead` did not ask for, is answered from it
-   * when it holds the rows and nobody in the group wrote their table. For a function content
-   * to decide on those rows as of then (a signing's signer and policies, which it signed
-   * with before it queued), while what `locks` orders is in `readAhead`, read after them.
-   */
-  earlier?: Reads
 }
 
 export class Store implements Reads {
@@ -537,8 +529,6 @@ export class Store implements Reads {
         ? options.readAhead
         : []
     checkLookups(readAhead)
-    const earlier =
-      readAhead.length > 0 && options.earlier instanceof Prefetched ? options.earlier.alone() : undefined
     // Taken in sorted order, so two transactions never wait for each other's.
     const held = this.backend.sessionLocks ? [...new Set(options.locks ?? [])].sort() : []
     const snapshot =
@@ -560,16 +550,14 @@ export class Store implements Reads {
           // A SERIALIZABLE transaction (a send) runs in a group of its own: it would widen a
           // group's predicate locks to every member's reads, and fail all of them on a conflict.
           return await this.lockGroups!.run<R>(
-            this.work(fn, { held, readAhead, earlier }),
+            this.work(fn, { held, readAhead }),
             attempt,
             options.isolation === 'snapshot'
               ? { keys: held, share: readAhead.length > 0 ? readAhead : undefined }
               : { keys: held, begin: this.backend.begin, alone: true },
           )
         }
-        return await this.guard(() =>
-          this.alone(fn, { attempt, isolation: options.isolation, readAhead, earlier }),
-        )
+        return await this.guard(() => this.alone(fn, { attempt, isolation: options.isolation, readAhead }))
       } catch (error) {
         const kind = classify(this.backend, error)
         if ((kind === 'retry' || kind === 'unique') && attempt < this.backend.maxAttempts) {
@@ -630,12 +618,10 @@ export class Store implements Reads {
       attempt,
       isolation,
       readAhead,
-      earlier,
     }: {
       attempt: number
       isolation: Isolation | undefined
       readAhead: readonly Lookup[]
-      earlier: Reads | undefined
     },
   ): Promise<R> {
     return this.db.getExecutor().provideConnection(async (connection) => {
@@ -645,7 +631,7 @@ export class Store implements Reads {
       try {
         let result: R
         try {
-          result = (await this.work(fn, { readAhead, earlier })(connection, attempt, written)) as R
+          result = (await this.work(fn, { readAhead })(connection, attempt, written)) as R
         } catch (error) {
           await run('rollback').catch(() => undefined)
           throw error
@@ -677,12 +663,10 @@ export class Store implements Reads {
     {
       held = [],
       readAhead = [],
-      earlier,
     }: {
       /** The locks the connection holds for this transaction (`Transaction.holds`). */
       held?: readonly string[]
       readAhead?: readonly Lookup[]
-      earlier?: Reads | undefined
     } = {},
   ): GroupWork {
     return async (connection, attempt, written, scope) => {
@@ -699,7 +683,6 @@ export class Store implements Reads {
         held: new Set(held),
         ...(ahead ? { ahead } : {}),
         ...(shared ? { shared } : {}),
-        ...(earlier ? { earlier } : {}),
       })
       const result = await fn(tx)
       // What a transaction that read ahead kept of its writes, in one statement (in a shared
@@ -717,12 +700,10 @@ export class Store implements Reads {
       held = new Set(),
       ahead,
       shared,
-      earlier,
     }: {
       held?: Set<string>
       ahead?: ReadonlyMap<string, string[]>
       shared?: SharedAhead
-      earlier?: Reads
     } = {},
   ) {
     return new Transaction({
@@ -735,7 +716,6 @@ export class Store implements Reads {
       ...(this.cache ? { cache: this.cache } : {}),
       ...(ahead ? { ahead, defersWrites: true } : {}),
       ...(shared ? { ahead: shared.ahead, shared, defersWrites: true } : {}),
-      ...(earlier ? { earlier } : {}),
     })
   }
 

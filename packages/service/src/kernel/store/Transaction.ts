@@ -49,12 +49,6 @@ export interface TransactionOptions {
    */
   ahead?: ReadonlyMap<string, string[]>
   /**
-   * Committed reads from before the transaction began (`Store.transaction`'s `earlier`, a
-   * `Prefetched` alone): a read that `ahead` did not ask for, of a table nobody in the group has
-   * written, is answered from these rows when they hold it, without a statement.
-   */
-  earlier?: Reads
-  /**
    * Keeps writes (`put`) and sends them together, as one statement replacing rows by id, just
    * before the next statement that could see them and before the commit (`flush`); a lazy
    * savepoint nothing was sent after costs no statement. For a transaction that reads ahead
@@ -147,7 +141,6 @@ export class Transaction implements Reads {
   private readonly insert: ((rows: RowValues[]) => Promise<void>) | undefined
   private readonly held: Set<string>
   private readonly ahead: ReadonlyMap<string, string[]> | undefined
-  private readonly earlier: Reads | undefined
   private readonly defers: boolean
   private readonly shared: SharedAhead | undefined
   /** A snapshot run's writes, in order, until `flush` (deferred writes: those not sent yet). */
@@ -178,7 +171,6 @@ export class Transaction implements Reads {
     this.insert = options.insert
     this.held = options.held ?? new Set()
     this.ahead = options.ahead
-    this.earlier = options.earlier
     this.defers = Boolean(options.defersWrites) && !options.snapshot
     this.shared = this.defers ? options.shared : undefined
   }
@@ -334,8 +326,6 @@ export class Transaction implements Reads {
     if (this.snapshot) return this.fromSnapshot(table, (snapshot) => snapshot.get(table, id))
     const ahead = this.readAhead(table, lookupKey({ table, id }), { id })
     if (ahead) return ahead[0] === undefined ? undefined : decodeRow(table, id, ahead[0])
-    const before = await this.fromEarlier(table, (earlier) => earlier.get(table, id))
-    if (before) return before.rows
     await this.settle()
     return this.queries.get(this.execute, table, id, this.cacheFor(table))
   }
@@ -359,30 +349,8 @@ export class Transaction implements Reads {
       } catch {
         // A damaged document: the database's own read names its row.
       }
-    const before = ahead
-      ? undefined
-      : await this.fromEarlier(table, (earlier) => earlier.findBy(table, field, value))
-    if (before) return before.rows
     await this.settle()
     return this.queries.findBy(this.execute, table, { field, value }, this.cacheFor(table))
-  }
-
-  /**
-   * A read answered from the rows read before the transaction began (`earlier`), or undefined:
-   * there are none, they do not hold it, or someone in the group wrote the table (its rows may
-   * have changed since).
-   */
-  private async fromEarlier<R>(
-    table: TableName,
-    read: (earlier: Reads) => Promise<R>,
-  ): Promise<{ rows: R } | undefined> {
-    if (!this.earlier || this.written.has(table)) return undefined
-    try {
-      return { rows: await read(this.earlier) }
-    } catch (error) {
-      if (error instanceof NotInSnapshot) return undefined
-      throw error
-    }
   }
 
   /** The store's read cache, for a table nobody in this transaction's group has written yet. */
