@@ -429,12 +429,14 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
       // The row is written once, with its outcome, at the end of this transaction (every branch
       // below puts it); nothing in between reads it back.
       const row = provisional(submission, runtime.now())
-      // The caller's credential as this transaction sees it: not on a snapshot run of the
-      // request's reads, which decides as of admission throughout (`credentialGone`); on an
-      // ordered one, as of its snapshot after the lock, as its policies and limits are (on
-      // SQLite, which takes no lock, as of this transaction, which reads them: `ordered`).
+      // The caller's credential as this transaction sees it (`credentialGone`): not on a
+      // snapshot run of the request's reads, which decides as of admission throughout; in any
+      // transaction that reads its policies as they are now, as of that read: an ordered one's
+      // snapshot after the lock, SQLite's transaction, or a snapshot run's rerun in a database
+      // transaction. Admission's key with the policies of later would otherwise sign with a key
+      // deleted in flight under an ALLOW added after it, a state no moment had.
       const ordered = keys.length > 0 || submission.ordered
-      const gone = onSnapshot && !ordered ? undefined : await credentialGone(tx, submission)
+      const gone = tx.onSnapshot ? undefined : await credentialGone(tx, submission)
       // An ordered snapshot run decides on the organization (its root users and quorum) as of
       // its snapshot after the lock (on SQLite, as of this transaction), not as admission read it
       // (`organizationNow`).

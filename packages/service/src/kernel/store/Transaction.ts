@@ -160,6 +160,14 @@ export class Transaction implements Reads {
    */
   missed = false
 
+  /**
+   * A snapshot run (`Store.transaction`'s `snapshot`): it reads the rows it was given, as of their
+   * prefetch. Otherwise a database transaction, which reads what is committed as it runs.
+   */
+  get onSnapshot(): boolean {
+    return this.snapshot !== undefined
+  }
+
   constructor(options: TransactionOptions) {
     this.backend = options.backend
     this.attempt = options.attempt
