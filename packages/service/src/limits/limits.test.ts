@@ -12,6 +12,7 @@ import {
 } from '@solana-program/token'
 import { encodeFunctionData, erc20Abi, type Hex, serializeTransaction } from 'viem'
 import { describe, expect, it } from 'vitest'
+import { agentUser } from '../../test/limits/agentGrant.ts'
 import { solanaTransaction } from '../../test/support/solanaTransaction.ts'
 import {
   createHarness,
@@ -620,20 +621,7 @@ describe('spending limits', () => {
     }
     // A non-root agent key allowed to sign (by policy) cannot raise or remove its own limit.
     const agent = testKey()
-    const { userIds } = resultOf(
-      'create_users',
-      await submit('create_users', {
-        users: [
-          {
-            userName: 'agent',
-            apiKeys: [agent.apiKey('agent')],
-            authenticators: [],
-            oauthProviders: [],
-            userTags: [],
-          },
-        ],
-      }),
-    )
+    const { userIds } = resultOf('create_users', await submit('create_users', agentUser(agent)))
     resultOf(
       'create_policy',
       await submit('create_policy', {

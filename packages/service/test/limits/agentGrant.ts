@@ -57,6 +57,21 @@ export async function submitOk(
   return reply
 }
 
+/** The `create_users` parameters of one non-root user `agent` holding `key` (API key `agent`) and nothing else. */
+export function agentUser(key: TestKey) {
+  return {
+    users: [
+      {
+        userName: 'agent',
+        apiKeys: [key.apiKey('agent')],
+        authenticators: [],
+        oauthProviders: [],
+        userTags: [],
+      },
+    ],
+  }
+}
+
 export interface AgentGrantParameters {
   /** The allowance: wei a rolling day, native on `eip155:1`. */
   allowance: bigint
@@ -97,20 +112,7 @@ export async function agentGrant(h: Harness, parameters: AgentGrantParameters) {
   const asOwner = (path: Parameters<Harness['submit']>[0], parameters: unknown) =>
     submitOk(h, path, parameters, owner, organizationId, completed ? 'ACTIVITY_STATUS_COMPLETED' : null)
   const agent = testKey()
-  const { userIds } = resultOf(
-    'create_users',
-    await asOwner('create_users', {
-      users: [
-        {
-          userName: 'agent',
-          apiKeys: [agent.apiKey('agent')],
-          authenticators: [],
-          oauthProviders: [],
-          userTags: [],
-        },
-      ],
-    }),
-  )
+  const { userIds } = resultOf('create_users', await asOwner('create_users', agentUser(agent)))
   const agentUserId = userIds[0] as string
   const keys = await h.query('get_api_keys', { userId: agentUserId }, { as: owner, organizationId })
   const apiKeyId = keys.body.apiKeys[0].apiKeyId as string

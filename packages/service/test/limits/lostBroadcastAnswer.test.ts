@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
 import { createHarness, ETHEREUM_ACCOUNT, fakeClock, resultOf, testKey } from '../../src/testing/harness.ts'
 import { type Chain, startChain } from '../sending/sendSupport.ts'
+import { agentUser } from './agentGrant.ts'
 
 const CAIP2 = 'eip155:31337'
 const GWEI = 10n ** 9n
@@ -73,20 +74,7 @@ describe('spend given back after a broadcast that may have reached the node', { 
       }
       // The agent: a non-root user with an API key, allowed to sign and send, under a limit.
       const agent = testKey()
-      const { userIds } = resultOf(
-        'create_users',
-        await submit('create_users', {
-          users: [
-            {
-              userName: 'agent',
-              apiKeys: [agent.apiKey('agent')],
-              authenticators: [],
-              oauthProviders: [],
-              userTags: [],
-            },
-          ],
-        } as never),
-      )
+      const { userIds } = resultOf('create_users', await submit('create_users', agentUser(agent) as never))
       const keys = await h.query('get_api_keys', { userId: userIds[0] }, { as: owner, organizationId })
       const apiKeyId = keys.body.apiKeys[0].apiKeyId as string
       // One 0.05 ETH transfer a day, with its most fee (21,000 gas at 2 gwei raised by 3

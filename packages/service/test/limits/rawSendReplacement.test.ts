@@ -13,6 +13,7 @@ import {
   testKey,
 } from '../../src/testing/harness.ts'
 import { DEAD_ADDRESS as DEAD, unsignedTransfer } from '../../src/testing/unsignedTransfer.ts'
+import { agentUser } from './agentGrant.ts'
 
 const CAIP2 = 'eip155:31337'
 const GWEI = 10n ** 9n
@@ -86,20 +87,7 @@ describe('eth_send_raw_transaction under a spending limit', () => {
     // letting it sign and send on any chain (wider than the kit's grantAgentAllowance, which pins
     // the limit's chain and asset: here the limit alone must hold).
     const agent = testKey()
-    const { userIds } = resultOf(
-      'create_users',
-      await submit('create_users', {
-        users: [
-          {
-            userName: 'agent',
-            apiKeys: [agent.apiKey('agent')],
-            authenticators: [],
-            oauthProviders: [],
-            userTags: [],
-          },
-        ],
-      } as never),
-    )
+    const { userIds } = resultOf('create_users', await submit('create_users', agentUser(agent) as never))
     const keys = await h.query('get_api_keys', { userId: userIds[0] }, { as: owner, organizationId })
     const apiKeyId = keys.body.apiKeys[0].apiKeyId as string
     // The allowance: exactly one transaction of 1,000,000 gas at 100 gwei (0.1 ETH) a day.
