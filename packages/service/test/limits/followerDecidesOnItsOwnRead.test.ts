@@ -9,19 +9,12 @@
 // apiKeys/users rows came from that older read, and a signing whose user was deleted (committed on
 // another instance) after its admission and before its turn signed. A follower now reads its own.
 // Begun by another caller (the control), the key was looked up and refused already.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { describe, expect, it } from 'vitest'
 import type { Harness } from '../../src/testing/harness.ts'
-import { twoInstances } from '../support/twoInstances.ts'
+import { usePostgres, useTwoInstances } from '../support/twoInstances.ts'
 import { agentGrant } from './agentGrant.ts'
 
-let cluster: PostgresCluster
-beforeAll(async () => {
-  cluster = await startPostgres()
-}, 600_000)
-afterAll(async () => {
-  await cluster?.dispose()
-}, 60_000)
+const postgres = usePostgres()
 
 const ALLOWANCE = 10n ** 18n
 
@@ -77,18 +70,12 @@ function beforeNextTransaction(h: Harness, during: () => Promise<void>): Promise
 }
 
 describe('the agent deleted while its signing waits for a chain of lock groups (PostgreSQL, two instances)', () => {
-  let a: Harness
-  let b: Harness
-  beforeAll(async () => {
-    ;[a, b] = await twoInstances(cluster, 'follower_key_gone')
-  }, 120_000)
-  afterAll(async () => {
-    for (const h of [a, b]) await h?.service.close()
-  })
+  const pair = useTwoInstances('follower_key_gone', { postgres })
 
   it.each([false, true])(
     'its key gone before the lock, a follower refuses it (401), as a group of its own does (group begun by the same caller: %s)',
     async (sameCaller) => {
+      const { a, b } = pair
       const groups = () =>
         (b.service.runtime.store as unknown as { lockGroups: { counts: { followed: number } } }).lockGroups
           .counts
@@ -145,16 +132,10 @@ function nextTransaction(h: Harness): Promise<void> {
 }
 
 describe('a DENY committed while a chain of lock groups runs (PostgreSQL, two instances)', () => {
-  let a: Harness
-  let b: Harness
-  beforeAll(async () => {
-    ;[a, b] = await twoInstances(cluster, 'follower_own_read')
-  }, 120_000)
-  afterAll(async () => {
-    for (const h of [a, b]) await h?.service.close()
-  })
+  const pair = useTwoInstances('follower_own_read', { postgres })
 
   it('a signing admitted after the DENY committed is refused by it, also when it runs as a follower group', async () => {
+    const { a, b } = pair
     const groups = () =>
       (b.service.runtime.store as unknown as { lockGroups: { counts: { followed: number } } }).lockGroups
         .counts

@@ -3,20 +3,13 @@
 // session's next activity on B is refused; widened again, it passes; deleted on A, B refuses it at
 // once. No instance keeps a copy of a profile that could let a session outlive its scope.
 import { type Hex, serializeTransaction } from 'viem'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { describe, expect, it } from 'vitest'
 import { ETHEREUM_ACCOUNT, type Harness, type Json, resultOf, testKey } from '../../src/testing/harness.ts'
-import { twoInstances } from '../support/twoInstances.ts'
+import { twoInstances, usePostgres } from '../support/twoInstances.ts'
 
 const DEAD = '0x000000000000000000000000000000000000dead'
 
-let cluster: PostgresCluster
-beforeAll(async () => {
-  cluster = await startPostgres()
-}, 600_000)
-afterAll(async () => {
-  await cluster?.dispose()
-}, 60_000)
+const postgres = usePostgres()
 
 let nonce = 0
 const unsigned = () =>
@@ -37,7 +30,7 @@ describe('session profiles across two instances on PostgreSQL', () => {
   it('a profile narrowed, widened or deleted on A confines a session used on B at once', {
     timeout: 60_000,
   }, async () => {
-    const [a, b] = (await twoInstances(cluster, 'profiles')) as [Harness, Harness]
+    const [a, b] = (await twoInstances(postgres.cluster, 'profiles')) as [Harness, Harness]
     const sub = await a.createSubOrganization({
       wallet: { walletName: 'Agent', accounts: [ETHEREUM_ACCOUNT] },
     })

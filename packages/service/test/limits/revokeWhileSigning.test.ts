@@ -7,20 +7,13 @@
 // limit, a state the grant and revoke never committed, and it signed 100 ETH under a 10,000 wei
 // a day allowance, uncounted. Now: refused once the key is gone; signed uncounted only where a
 // committed state had the key and the policy with no limit (the limit removed alone).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { describe, expect, it } from 'vitest'
 import type { Harness, Reply } from '../../src/testing/harness.ts'
 import { refusal, submitRacing } from '../security/inFlight.ts'
-import { twoInstances } from '../support/twoInstances.ts'
+import { usePostgres, useTwoInstances } from '../support/twoInstances.ts'
 import { agentGrant } from './agentGrant.ts'
 
-let cluster: PostgresCluster
-beforeAll(async () => {
-  cluster = await startPostgres()
-}, 600_000)
-afterAll(async () => {
-  await cluster?.dispose()
-}, 60_000)
+const postgres = usePostgres()
 
 const ETH = 10n ** 18n
 const ALLOWANCE = 10_000n
@@ -29,16 +22,10 @@ const ALLOWANCE = 10_000n
 const granted = (a: Harness) => agentGrant(a, { allowance: ALLOWANCE })
 
 describe('revoking an agent while a signature of it is in flight on another instance (PostgreSQL)', () => {
-  let a: Harness
-  let b: Harness
-  beforeAll(async () => {
-    ;[a, b] = await twoInstances(cluster, 'limits_revoke_in_flight')
-  }, 120_000)
-  afterAll(async () => {
-    for (const h of [a, b]) await h?.service.close()
-  })
+  const pair = useTwoInstances('limits_revoke_in_flight', { postgres })
 
   it('the whole revoke committed between admission and the signing: refused, the key is gone (never 100 ETH signed uncounted)', async () => {
+    const { a, b } = pair
     const agent = await granted(a)
     // Control: within the allowance signs on B; 100 ETH is over it.
     expect((await b.submit(...agent.sign(b, 1000n))).status).toBe(200)
@@ -61,6 +48,7 @@ describe('revoking an agent while a signature of it is in flight on another inst
   })
 
   it('the user deleted alone in that window: refused as of the lock, the key is gone', async () => {
+    const { a, b } = pair
     const agent = await granted(a)
     expect((await b.submit(...agent.sign(b, 1000n))).status).toBe(200)
     const signed = await submitRacing(b, () => agent.revoke('user'), ...agent.sign(b, 1000n))
@@ -69,12 +57,14 @@ describe('revoking an agent while a signature of it is in flight on another inst
   })
 
   it('the policy and the limit deleted in that window, the key kept: refused by the policies as they are after the lock', async () => {
+    const { a, b } = pair
     const agent = await granted(a)
     const signed = await submitRacing(b, () => agent.revoke('policy', 'limit'), ...agent.sign(b, 100n * ETH))
     expect(signed.status, JSON.stringify(signed.body?.activity?.result ?? signed.body)).toBe(403)
   })
 
   it('control: the limit alone deleted in that window, key and policy kept: signed uncounted, as the state committed then allows', async () => {
+    const { a, b } = pair
     const agent = await granted(a)
     const signed = await submitRacing(b, () => agent.revoke('limit'), ...agent.sign(b, 100n * ETH))
     expect(signed.status, JSON.stringify(signed.body)).toBe(200)
@@ -82,6 +72,7 @@ describe('revoking an agent while a signature of it is in flight on another inst
   })
 
   it('control: the allowance spent on A in that window is seen by the signing on B', async () => {
+    const { a, b } = pair
     const agent = await granted(a)
     const signed = await submitRacing(
       b,
@@ -96,6 +87,7 @@ describe('revoking an agent while a signature of it is in flight on another inst
   it('without any hook: an agent flooding B while the user revokes on A gets no signature past its allowance', {
     timeout: 180_000,
   }, async () => {
+    const { a, b } = pair
     const replies: Reply[] = []
     // Six grants and revokes; in each, the agent keeps 64 signatures of 1 ETH (each over its
     // allowance) in flight on B while the user revokes on A, at a varying moment. Before the fix,

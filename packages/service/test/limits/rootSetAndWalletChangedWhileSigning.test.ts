@@ -8,7 +8,6 @@
 // 02e1d524; the three fail without reading those after the lock, `decisionLookups`). The same
 // cases on SQLite, one process, whose transaction reads them (the root set case failed there too).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import {
   createHarness,
   ETHEREUM_ACCOUNT,
@@ -17,16 +16,10 @@ import {
   testKey,
 } from '../../src/testing/harness.ts'
 import { refusal, submitRacing } from '../security/inFlight.ts'
-import { twoInstances } from '../support/twoInstances.ts'
-import { signRequest, submitOk } from './agentGrant.ts'
+import { usePostgres, useTwoInstances } from '../support/twoInstances.ts'
+import { agentUser, signRequest, submitOk } from './agentGrant.ts'
 
-let cluster: PostgresCluster
-beforeAll(async () => {
-  cluster = await startPostgres()
-}, 600_000)
-afterAll(async () => {
-  await cluster?.dispose()
-}, 60_000)
+const postgres = usePostgres()
 
 const ETH = 10n ** 18n
 const ALLOWANCE = 10_000n
@@ -63,14 +56,8 @@ async function twoRoots(a: Harness) {
 }
 
 describe('a signing under a limit decides on the organization and its signer as of its lock (PostgreSQL, two instances)', () => {
-  let instances: [Harness, Harness]
-  beforeAll(async () => {
-    instances = await twoInstances(cluster, 'limits_root_set_wallet_changed')
-  }, 120_000)
-  afterAll(async () => {
-    for (const h of instances ?? []) await h?.service.close()
-  })
-  changedWhileSigning(() => instances)
+  const pair = useTwoInstances('limits_root_set_wallet_changed', { postgres })
+  changedWhileSigning(() => pair.both)
 })
 
 // SQLite takes no lock: a limited signing reads its limits in its transaction, and must decide on
@@ -170,23 +157,7 @@ function changedWhileSigning(instances: () => [Harness, Harness]) {
     const agent = testKey()
     const { userIds } = resultOf(
       'create_users',
-      await submitOk(
-        a,
-        'create_users',
-        {
-          users: [
-            {
-              userName: 'agent',
-              apiKeys: [agent.apiKey('agent')],
-              authenticators: [],
-              oauthProviders: [],
-              userTags: [],
-            },
-          ],
-        },
-        owner,
-        organizationId,
-      ),
+      await submitOk(a, 'create_users', agentUser(agent), owner, organizationId),
     )
     const agentUserId = userIds[0] as string
     // A hot wallet the agent pays from, under an allowance on the hot account only.

@@ -1,35 +1,22 @@
 // 64 signings of one agent in flight on two instances at once (PostgreSQL), then the revoke on A
 // racing a second flood: the window total never exceeds the limit, and nothing is signed after the
 // revoke's first step (the user) committed.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { describe, expect, it } from 'vitest'
 import type { Harness, Reply } from '../../src/testing/harness.ts'
-import { twoInstances } from '../support/twoInstances.ts'
+import { usePostgres, useTwoInstances } from '../support/twoInstances.ts'
 import { agentGrant, signTransaction } from './agentGrant.ts'
 
-let cluster: PostgresCluster
-beforeAll(async () => {
-  cluster = await startPostgres()
-}, 600_000)
-afterAll(async () => {
-  await cluster?.dispose()
-}, 60_000)
+const postgres = usePostgres()
 
 const LIMIT = 10n
 
 describe('the window total of a limit signed on from two instances', () => {
-  let a: Harness
-  let b: Harness
-  beforeAll(async () => {
-    ;[a, b] = await twoInstances(cluster, 'limits_window_total')
-  }, 120_000)
-  afterAll(async () => {
-    for (const h of [a, b]) await h?.service.close()
-  })
+  const pair = useTwoInstances('limits_window_total', { postgres })
 
   it('64 in flight on A and B: at most the limit signed; after the revoke, nothing', {
     timeout: 120_000,
   }, async () => {
+    const { a, b } = pair
     // The agent user's limit, and an ALLOW for any signing of its own.
     const grant = await agentGrant(a, {
       allowance: LIMIT,
