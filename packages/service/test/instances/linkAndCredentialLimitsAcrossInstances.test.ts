@@ -3,27 +3,16 @@
  * (domain/resourceLimits.ts) raced over two instances on one PostgreSQL database: filled to one
  * short of the cap, then six creates at once, three on each instance; exactly one is made.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { describe, expect, it } from 'vitest'
 import { RESOURCE_LIMITS } from '../../src/domain/resourceLimits.ts'
-import { fillRows, type Harness, type TestKey } from '../../src/testing/harness.ts'
-import { twoInstances } from '../support/twoInstances.ts'
+import { fillRows, type TestKey } from '../../src/testing/harness.ts'
+import { useTwoInstances } from '../support/twoInstances.ts'
 
-let cluster: PostgresCluster
-let a: Harness
-let b: Harness
-beforeAll(async () => {
-  cluster = await startPostgres()
-  ;[a, b] = await twoInstances(cluster, 'link_credential_limits')
-}, 120_000)
-afterAll(async () => {
-  await a?.service.close()
-  await b?.service.close()
-  await cluster?.dispose()
-})
+const pair = useTwoInstances('link_credential_limits', { timeouts: { start: 120_000 } })
 
 describe('per-user and per-organization caps across instances', () => {
   it('six create_oauth_providers at one short of the cap: one audience is linked', async () => {
+    const { a, b } = pair
     const sub = await a.createSubOrganization()
     const as = { as: sub.keys[0] as TestKey, organizationId: sub.organizationId }
     const userId = sub.userIds[0]!
@@ -58,6 +47,7 @@ describe('per-user and per-organization caps across instances', () => {
   }, 60_000)
 
   it('six create_fiat_on_ramp_credential at one short of the cap: one is stored', async () => {
+    const { a, b } = pair
     const sub = await a.createSubOrganization()
     const as = { as: sub.keys[0] as TestKey, organizationId: sub.organizationId }
     await fillRows(a, 'fiatCredentials', RESOURCE_LIMITS.fiatCredentialsPerOrganization - 1, () => ({

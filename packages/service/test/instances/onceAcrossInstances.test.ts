@@ -10,30 +10,17 @@ import { ATTESTED_STAMP_HEADER } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { base64urlnopad } from '@scure/base'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { describe, expect, it } from 'vitest'
 import { oidcNonce } from '../../src/signin/oauth/oidcNonce.ts'
 import { signInState } from '../../src/signin/signInState.ts'
 import { ETHEREUM_ACCOUNT, type Harness, resultOf, testKey } from '../../src/testing/harness.ts'
-import { twoInstances } from '../support/twoInstances.ts'
+import { useTwoInstances } from '../support/twoInstances.ts'
 
-let cluster: PostgresCluster
-let a: Harness
-let b: Harness
-
-beforeAll(async () => {
-  cluster = await startPostgres()
-  ;[a, b] = await twoInstances(cluster, 'once_across_instances')
-}, 600_000)
-
-afterAll(async () => {
-  await a?.service.close()
-  await b?.service.close()
-  await cluster?.dispose()
-}, 60_000)
+const pair = useTwoInstances('once_across_instances')
 
 describe('a captured signed request and a re-login with the same session key', { timeout: 120_000 }, () => {
   it('a replay of a session-stamped create_wallet after the session re-logs in with its own key is answered with the first activity, not run again', async () => {
+    const { a, b } = pair
     const root = testKey()
     const acct = await a.createSubOrganization({ keys: [root] })
     const org = acct.organizationId
@@ -85,6 +72,7 @@ describe('a captured signed request and a re-login with the same session key', {
   })
 
   it('with one captured self-refresh and one captured request, an attacker alone runs the request again and again', async () => {
+    const { a, b } = pair
     const root = testKey()
     const acct = await a.createSubOrganization({ keys: [root] })
     const org = acct.organizationId
@@ -129,6 +117,7 @@ describe('a captured signed request and a re-login with the same session key', {
 
 describe('votes and replays across two instances', { timeout: 120_000 }, () => {
   it('one user approving a quorum-3 activity 8 times at once over A and B counts once', async () => {
+    const { a, b } = pair
     const keys = [testKey(), testKey(), testKey()]
     const sub = await a.createSubOrganization({ keys, threshold: 3 })
     const org = sub.organizationId
@@ -168,6 +157,7 @@ describe('votes and replays across two instances', { timeout: 120_000 }, () => {
   })
 
   it('one signed create_users sent 10 times at once over A and B is one activity and one user', async () => {
+    const { a, b } = pair
     const key = testKey()
     const sub = await a.createSubOrganization({ keys: [key] })
     const org = sub.organizationId
@@ -218,17 +208,18 @@ function clientKey() {
 }
 
 const token = (sub: string, nonce: string) =>
-  signInState(a.service.runtime).oidc.issue({
+  signInState(pair.a.service.runtime).oidc.issue({
     sub,
     aud: 'client-web',
     nonce,
     provider: 'OAUTH2_PROVIDER_GOOGLE',
     idp_iss: 'https://accounts.google.com',
-    org: a.organizationId,
+    org: pair.a.organizationId,
   }).token
 
 describe('one OIDC token, raced over two instances', { timeout: 120_000 }, () => {
   it('4 oauth_login and 4 X-Stamp-Attested stamp_login at once over A and B: one session', async () => {
+    const { a, b } = pair
     const subject = `subject-${Math.random().toString(36).slice(2)}`
     const acct = await a.createSubOrganization()
     const org = acct.organizationId

@@ -3,26 +3,15 @@
  * database: filled to one short of the cap, then six creates at once, three on each instance.
  * The count is read in each activity's SERIALIZABLE transaction, so exactly one is made.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { describe, expect, it } from 'vitest'
 import { RESOURCE_LIMITS } from '../../src/domain/resourceLimits.ts'
-import type { Harness, TestKey } from '../../src/testing/harness.ts'
-import { twoInstances } from '../support/twoInstances.ts'
+import type { TestKey } from '../../src/testing/harness.ts'
+import { useTwoInstances } from '../support/twoInstances.ts'
 
-let cluster: PostgresCluster
-let a: Harness
-let b: Harness
-beforeAll(async () => {
-  cluster = await startPostgres()
-  ;[a, b] = await twoInstances(cluster, 'resource_limits')
-}, 120_000)
-afterAll(async () => {
-  await a?.service.close()
-  await b?.service.close()
-  await cluster?.dispose()
-})
+const pair = useTwoInstances('resource_limits', { timeouts: { start: 120_000 } })
 
 async function fullButOne(table: 'users' | 'wallets', cap: number) {
+  const { a } = pair
   const sub = await a.createSubOrganization()
   const held = await a.service.store.count(table, 'organizationId', sub.organizationId)
   const now = a.clock.now()
@@ -51,6 +40,7 @@ async function fullButOne(table: 'users' | 'wallets', cap: number) {
 
 describe('per-organization caps across instances', () => {
   it('six create_users at one short of the cap: one user is made', async () => {
+    const { a, b } = pair
     const { sub, as } = await fullButOne('users', RESOURCE_LIMITS.usersPerOrganization)
     a.clock.advance(1)
     const replies = await Promise.all(
@@ -69,6 +59,7 @@ describe('per-organization caps across instances', () => {
   }, 60_000)
 
   it('six create_wallet at one short of the cap: one wallet is made', async () => {
+    const { a, b } = pair
     const { sub, as } = await fullButOne('wallets', RESOURCE_LIMITS.walletsPerOrganization)
     a.clock.advance(1)
     const replies = await Promise.all(

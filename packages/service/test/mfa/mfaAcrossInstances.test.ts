@@ -11,24 +11,15 @@
 // (sign-in, verification and MFA codes alike).
 import { ACTIVITIES, type ActivityPath } from '@latchkey/protocol'
 import { base32nopad } from '@scure/base'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { describe, expect, it } from 'vitest'
 import { totp } from '../../src/mfa/totp.ts'
 import { ETHEREUM_ACCOUNT, type Harness, resultOf, type TestKey, testKey } from '../../src/testing/harness.ts'
 import { latestCode } from '../../src/testing/latestCode.ts'
-import { twoInstances as twoOnPostgres } from '../support/twoInstances.ts'
+import { twoInstances as twoOnPostgres, usePostgres, useTwoInstances } from '../support/twoInstances.ts'
 
-let cluster: PostgresCluster
+const postgres = usePostgres()
 
-beforeAll(async () => {
-  cluster = await startPostgres()
-}, 600_000)
-
-afterAll(async () => {
-  await cluster?.dispose()
-}, 60_000)
-
-const twoInstances = (database: string) => twoOnPostgres(cluster, database)
+const twoInstances = (database: string) => twoOnPostgres(postgres.cluster, database)
 
 const codeOf = (reply: { body: { errorCode?: string; details?: { errorCode?: string } } }) =>
   reply.body.errorCode ?? reply.body.details?.errorCode
@@ -105,19 +96,10 @@ async function account(a: Harness, steps?: unknown, { policy = true, others = []
 }
 
 describe('MFA across two instances on PostgreSQL', { timeout: 120_000 }, () => {
-  let a: Harness
-  let b: Harness
-
-  beforeAll(async () => {
-    ;[a, b] = await twoInstances('mfa_instances')
-  }, 120_000)
-
-  afterAll(async () => {
-    await a?.service.close()
-    await b?.service.close()
-  })
+  const pair = useTwoInstances('mfa_instances', { postgres })
 
   it('code attempts are counted on both instances together: the budget spent on A and B refuses a right code', async () => {
+    const { a, b } = pair
     const user = await account(a)
     const fingerprint = await user.held(a, 'budget')
     // The confirmation spent one attempt of five; four wrong guesses, alternating, spend the rest.
@@ -145,6 +127,7 @@ describe('MFA across two instances on PostgreSQL', { timeout: 120_000 }, () => {
   })
 
   it('one TOTP code sent to A and B at once for two held activities is accepted once', async () => {
+    const { a, b } = pair
     const user = await account(a)
     const first = await user.held(a, 'one')
     const second = await user.held(b, 'two')
@@ -160,6 +143,7 @@ describe('MFA across two instances on PostgreSQL', { timeout: 120_000 }, () => {
   })
 
   it('a held activity runs once under 10 approvals racing on both instances', async () => {
+    const { a, b } = pair
     const second = testKey()
     const key = testKey()
     const sub = await a.createSubOrganization({ keys: [key] })
@@ -212,6 +196,7 @@ describe('MFA across two instances on PostgreSQL', { timeout: 120_000 }, () => {
   })
 
   it('one recovery code used on A and B at once wins once', async () => {
+    const { a, b } = pair
     const user = await account(a)
     a.clock.advance(1)
     // Minting codes once a factor is held waits for the user's policies: the code that satisfies
@@ -250,6 +235,7 @@ describe('MFA across two instances on PostgreSQL', { timeout: 120_000 }, () => {
   })
 
   it('an e-mail code sent on A proves its activity once when spent on A and B at once; guesses on both count together', async () => {
+    const { a, b } = pair
     const key = testKey()
     const email = 'twice@example.com'
     a.clock.advance(1)
@@ -309,6 +295,7 @@ describe('MFA across two instances on PostgreSQL', { timeout: 120_000 }, () => {
   })
 
   it("a user's MFA codes raced on A and B (4 e-mails, 4 texts at once) get at most the user's own 5 a minute, not each contact's 3", async () => {
+    const { a, b } = pair
     const key = testKey()
     a.clock.advance(1)
     const created = resultOf(
@@ -369,6 +356,7 @@ describe('MFA across two instances on PostgreSQL', { timeout: 120_000 }, () => {
   })
 
   it("a policy needing the e-mail and the e-mail's removal, raced on A and B: one wins, never both", async () => {
+    const { a, b } = pair
     const pairs = await Promise.all(
       Array.from({ length: 6 }, async (_, i) => {
         const ada = testKey()
@@ -435,6 +423,7 @@ describe('MFA across two instances on PostgreSQL', { timeout: 120_000 }, () => {
   })
 
   it("a policy needing the user's only TOTP factor and that factor's removal, raced on A and B: one wins, never both", async () => {
+    const { a, b } = pair
     // Each user holds one confirmed factor and no policy yet, so the removal is not held: both
     // run at once, and each re-judges, in its own SERIALIZABLE transaction, what the other wrote.
     // One after the other: each enrolment reads the shared clock for its code.
@@ -478,6 +467,7 @@ describe('MFA across two instances on PostgreSQL', { timeout: 120_000 }, () => {
   })
 
   it('at most 5 TOTP factors and 20 MFA policies a user: creates raced over both make exactly what fits', async () => {
+    const { a, b } = pair
     // A user with no confirmed factor enrols freely (with one, enrolling another needs it).
     const key = testKey()
     const sub = await a.createSubOrganization({ keys: [key] })
@@ -565,19 +555,10 @@ function signed(
 describe('authority changes of a user under MFA, across two instances on PostgreSQL', {
   timeout: 120_000,
 }, () => {
-  let a: Harness
-  let b: Harness
-
-  beforeAll(async () => {
-    ;[a, b] = await twoInstances('mfa_authority')
-  }, 120_000)
-
-  afterAll(async () => {
-    await a?.service.close()
-    await b?.service.close()
-  })
+  const pair = useTwoInstances('mfa_authority', { postgres })
 
   it("held on A; a wrong, a spent or a replayed code and the stolen key's own approval on B leave it held; two valid codes raced on A and B run it once", async () => {
+    const { a, b } = pair
     const user = await account(a)
     const before = await user.users()
     const attacker = testKey()
@@ -658,6 +639,7 @@ describe('authority changes of a user under MFA, across two instances on Postgre
   })
 
   it("a stolen key's approval of another user's wallet, sent to A and B at once, is one vote held on both; the voter's two codes raced on A and B count it once", async () => {
+    const { a, b } = pair
     const other = testKey()
     const user = await account(a, undefined, { others: [other] })
     // The other root user (no policy) makes every activity wait for both, then asks for a wallet.
@@ -716,6 +698,7 @@ describe('authority changes of a user under MFA, across two instances on Postgre
   })
 
   it('an MFA policy created on A while its user sends an authority change to B: held whenever the policy was answered first, never run past it', async () => {
+    const { a, b } = pair
     const users = []
     for (let i = 0; i < 8; i++) users.push(await account(a, undefined, { policy: false }))
     a.clock.advance(1)
@@ -770,6 +753,7 @@ describe('authority changes of a user under MFA, across two instances on Postgre
   })
 
   it('one awaiting the root quorum when its submitter gets an MFA policy on A is held, not run, when the quorum approves on B; the code then runs it once', async () => {
+    const { a, b } = pair
     const bob = testKey()
     const user = await account(a, undefined, { policy: false, others: [bob] })
     const [ada, bobId] = user.userIds as [string, string]
@@ -804,6 +788,7 @@ describe('authority changes of a user under MFA, across two instances on Postgre
   })
 
   it('one held on A whose submitter is taken out of the root quorum on B meanwhile fails with the right code', async () => {
+    const { a, b } = pair
     const bob = testKey()
     const user = await account(a, undefined, { others: [bob] })
     const [, bobId] = user.userIds as [string, string]
@@ -831,6 +816,7 @@ describe('authority changes of a user under MFA, across two instances on Postgre
   })
 
   it('the same signed authority change sent to A and B at once, and again, is one activity, held once, run once', async () => {
+    const { a, b } = pair
     const user = await account(a)
     const before = await user.users()
     a.clock.advance(1)
@@ -958,19 +944,10 @@ describe('lifting a spending guard under MFA, across two instances on PostgreSQL
 })
 
 describe("the service's SMS budget across two instances on PostgreSQL", { timeout: 120_000 }, () => {
-  let a: Harness
-  let b: Harness
-
-  beforeAll(async () => {
-    ;[a, b] = await twoOnPostgres(cluster, 'sms_budget', { smsBudget: { maxPerHour: 5 } })
-  }, 120_000)
-
-  afterAll(async () => {
-    await a?.service.close()
-    await b?.service.close()
-  })
+  const pair = useTwoInstances('sms_budget', { postgres, options: { smsBudget: { maxPerHour: 5 } } })
 
   it("12 SMS codes to 12 new numbers at once, alternating instances, under 5 an hour: the new numbers' share (3) is sent, 9 refused; known numbers get the rest; the next hour frees it", async () => {
+    const { a, b } = pair
     // Two users whose numbers the operator set (verified): what the attacker must not crowd out.
     const known = ['+14155559000', '+14155559001']
     resultOf(

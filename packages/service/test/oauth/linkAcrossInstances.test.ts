@@ -4,26 +4,12 @@
 // at once, half through each instance, leave it with exactly one of them; the rest are refused
 // naming the field, and no second row exists. Another user of the holder's own sub-organization is
 // refused too; once the holder unlinks it, another account may link it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { describe, expect, it } from 'vitest'
 import { signInState } from '../../src/signin/signInState.ts'
 import { type Harness, type Reply, resultOf } from '../../src/testing/harness.ts'
-import { twoInstances } from '../support/twoInstances.ts'
+import { useTwoInstances } from '../support/twoInstances.ts'
 
-let cluster: PostgresCluster
-let a: Harness
-let b: Harness
-
-beforeAll(async () => {
-  cluster = await startPostgres()
-  ;[a, b] = await twoInstances(cluster, 'oauth_link_race')
-}, 600_000)
-
-afterAll(async () => {
-  await a?.service.close()
-  await b?.service.close()
-  await cluster?.dispose()
-}, 60_000)
+const pair = useTwoInstances('oauth_link_race')
 
 /** An OIDC token as `oauth2_authenticate` issues it, each with its own `jti` (the exchange is tested in signin/oauth). */
 const oidcToken = (h: Harness, sub: string) =>
@@ -61,10 +47,11 @@ const errorOf = (reply: Reply) => ({
 const TAKEN = { status: 409, errorCode: 'ALREADY_EXISTS', field: 'parameters.oauthProviders[0].oidcToken' }
 
 const holders = async (sub: string) =>
-  (await a.service.store.findBy('oauthProviders', 'subject', sub)).map((row) => row.userId)
+  (await pair.a.service.store.findBy('oauthProviders', 'subject', sub)).map((row) => row.userId)
 
 describe('linking one OAuth identity across two instances on PostgreSQL', () => {
   it('six accounts linking it at once, half through each instance: exactly one holds it, the rest are refused naming the field', async () => {
+    const { a, b } = pair
     const sub = `contested-${crypto.randomUUID()}`
     const accounts = await Promise.all(
       Array.from({ length: 6 }, async (_, i) => (await account(i % 2 ? b : a))[0]!),
@@ -95,6 +82,7 @@ describe('linking one OAuth identity across two instances on PostgreSQL', () => 
   })
 
   it("another user of the holder's own sub-organization is refused, on either instance", async () => {
+    const { a, b } = pair
     const sub = `colleague-${crypto.randomUUID()}`
     const [holder, colleague] = await account(a, 2)
     expect((await link(a, holder!, oidcToken(a, sub))).status).toBe(200)

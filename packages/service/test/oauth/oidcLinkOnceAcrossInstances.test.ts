@@ -2,26 +2,12 @@
 // account claim orders the two links: a link by a user of the top-level organization itself (no
 // claim is written there) against a link of the same token by a sub-organization's user. Exactly
 // one commits; the other is refused (401 OIDC_TOKEN_REPLAYED or 409), never a 5xx.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { describe, expect, it } from 'vitest'
 import { signInState } from '../../src/signin/signInState.ts'
 import { type Harness, resultOf, testKey } from '../../src/testing/harness.ts'
-import { twoInstances } from '../support/twoInstances.ts'
+import { useTwoInstances } from '../support/twoInstances.ts'
 
-let cluster: PostgresCluster
-let a: Harness
-let b: Harness
-
-beforeAll(async () => {
-  cluster = await startPostgres()
-  ;[a, b] = await twoInstances(cluster, 'oidc_link_once')
-}, 600_000)
-
-afterAll(async () => {
-  await a?.service.close()
-  await b?.service.close()
-  await cluster?.dispose()
-}, 60_000)
+const pair = useTwoInstances('oidc_link_once')
 
 const oidcToken = (h: Harness, sub: string) =>
   signInState(h.service.runtime).oidc.issue({
@@ -35,6 +21,7 @@ const oidcToken = (h: Harness, sub: string) =>
 
 describe('one OIDC token, one link, across two instances', { timeout: 180_000 }, () => {
   it('a top-level user and a sub-organization user linking one token at once: one link', async () => {
+    const { a, b } = pair
     // A top-level (operator) user with a key of its own.
     const staffKey = testKey()
     const created = resultOf(

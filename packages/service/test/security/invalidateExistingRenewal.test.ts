@@ -6,8 +6,7 @@
 // keys of its own sign-in, which the owner's logout ends together. A fresh login (passkey, one-time
 // code) with it still ends every login key of the user; a confined session cannot ask it at all.
 import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { describe, expect, it } from 'vitest'
 import { MAX_LIVE_SESSIONS_PER_USER } from '../../src/domain/sessions.ts'
 import { apiKeyInOrganization } from '../../src/kernel/store/model.ts'
 import {
@@ -18,7 +17,7 @@ import {
   type TestKey,
   testKey,
 } from '../../src/testing/harness.ts'
-import { twoInstances } from '../support/twoInstances.ts'
+import { twoInstances, usePostgres } from '../support/twoInstances.ts'
 import { signedIn } from './inFlight.ts'
 import { acts, deleteKeys, keyIdOf, renew, revoked, subscribed, WEBHOOKS } from './signIns.ts'
 import { twoDevices } from './twoDevices.ts'
@@ -303,16 +302,10 @@ describe('a renewal with invalidateExisting keeps its own sign-in', () => {
 })
 
 describe('on two instances (PostgreSQL)', () => {
-  let cluster: PostgresCluster
-  beforeAll(async () => {
-    cluster = await startPostgres()
-  }, 600_000)
-  afterAll(async () => {
-    await cluster?.dispose()
-  }, 60_000)
+  const postgres = usePostgres()
 
   it('a thief renewing with invalidateExisting on B as the owner signs out on A keeps no session (5 owners)', async () => {
-    const [a, b] = await twoInstances(cluster, 'invalidate_existing_renewal')
+    const [a, b] = await twoInstances(postgres.cluster, 'invalidate_existing_renewal')
     const race = async () => {
       const { organizationId, userId, session: first } = await signedIn(a)
       const copy = (await renew(b, first, organizationId)).key!

@@ -3,23 +3,16 @@
 // key again (SERIALIZABLE, from the database: no instance keeps a copy), so one that runs after
 // the logout's commit is refused, and what one that ran before it made ends with the key (a
 // read-only session is bound to it). See logoutDuringRequest.test.ts for one instance.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { describe, expect, it } from 'vitest'
 import { type Harness, type Reply, resultOf, testKey } from '../../src/testing/harness.ts'
-import { twoInstances } from '../support/twoInstances.ts'
+import { twoInstances, usePostgres } from '../support/twoInstances.ts'
 import { lists, readOnly, refusal, signedIn, submitRacing } from './inFlight.ts'
 
-let cluster: PostgresCluster
-beforeAll(async () => {
-  cluster = await startPostgres()
-}, 600_000)
-afterAll(async () => {
-  await cluster?.dispose()
-}, 60_000)
+const postgres = usePostgres()
 
 describe('a logout on one instance while another runs the session’s requests', () => {
   it('refuses on B what B let in before the logout on A committed', { timeout: 60_000 }, async () => {
-    const [a, b] = (await twoInstances(cluster, 'logout_in_flight')) as [Harness, Harness]
+    const [a, b] = (await twoInstances(postgres.cluster, 'logout_in_flight')) as [Harness, Harness]
     const { organizationId, session, logout } = await signedIn(a)
     // Control: B knows the session.
     expect(await lists(b, session, organizationId)).toBe(200)
@@ -79,7 +72,7 @@ describe('a logout on one instance while another runs the session’s requests',
   it('leaves no read-only session reading after a logout on A that B’s requests raced', {
     timeout: 60_000,
   }, async () => {
-    const [a, b] = (await twoInstances(cluster, 'logout_race')) as [Harness, Harness]
+    const [a, b] = (await twoInstances(postgres.cluster, 'logout_race')) as [Harness, Harness]
     const { organizationId, session, logout } = await signedIn(a)
     const askOnB = () => {
       b.clock.advance(1)

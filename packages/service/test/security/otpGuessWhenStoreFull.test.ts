@@ -12,8 +12,7 @@
 // filling the store stopped every OTP login, sign-up by code and e-mail/SMS MFA step. The guess
 // bucket is now made when the code is sent (`init` already needs room) and kept while the code
 // lives, so a guess only writes a row that is there: counted, compared, and a right code passes.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { afterEach, describe, expect, it } from 'vitest'
 import {
   createHarness,
   ETHEREUM_ACCOUNT,
@@ -25,7 +24,7 @@ import {
   type TestKey,
   testKey,
 } from '../../src/testing/harness.ts'
-import { twoInstances } from '../support/twoInstances.ts'
+import { twoInstances, usePostgres } from '../support/twoInstances.ts'
 import { proxyCall } from './proxySignUp.ts'
 
 /** Rate-limit entries the service keeps at once: small, so a test fills it. */
@@ -384,16 +383,12 @@ describe('OTP codes while the store has room', () => {
 })
 
 describe('OTP guesses while the store is full, over two instances on one PostgreSQL', () => {
-  let cluster: PostgresCluster
-  beforeAll(async () => {
-    cluster = await startPostgres()
-  }, 600_000)
-  afterAll(async () => {
-    await cluster?.dispose()
-  }, 60_000)
+  const postgres = usePostgres()
 
   it('guesses raced through both instances at a code sent before the store filled: at most 5 compared, then locked; another code of the contact passes on the other instance', async () => {
-    const [a, b] = await twoInstances(cluster, 'otp_guess_store_full', { otpCaps: { maxRateEntries: CAP } })
+    const [a, b] = await twoInstances(postgres.cluster, 'otp_guess_store_full', {
+      otpCaps: { maxRateEntries: CAP },
+    })
     harnesses.push(a, b)
     const victim = 'raced@example.com'
     await victimAccount(a, victim)

@@ -12,11 +12,10 @@
 import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { describe, expect, it, vi } from 'vitest'
 import { createHarness, type Harness, resultOf, type SoftPasskey } from '../../src/testing/harness.ts'
 import { attestation, b64url, coseKeyOf } from '../../src/testing/webAuthnEncoding.ts'
-import { deploymentOn } from '../support/twoInstances.ts'
+import { deploymentOn, usePostgres } from '../support/twoInstances.ts'
 import { proxySignUpWithPasskey } from './proxySignUp.ts'
 import { countRowsRead } from './rowsRead.ts'
 
@@ -124,16 +123,10 @@ it("one anonymous PUBLIC_KEY lookup of a passkey's key reads in proportion to th
 }, 600_000)
 
 describe('on PostgreSQL', { timeout: 300_000 }, () => {
-  let cluster: PostgresCluster
-  beforeAll(async () => {
-    cluster = await startPostgres()
-  }, 120_000)
-  afterAll(async () => {
-    await cluster?.dispose()
-  })
+  const postgres = usePostgres({ start: 120_000 })
 
   it("the lookup finds the holder's account past 100 copies, a few rows a copy", async () => {
-    const found = await rowsReadByLookup(100, await deploymentOn(cluster, 'passkey_lookup').open())
+    const found = await rowsReadByLookup(100, await deploymentOn(postgres.cluster, 'passkey_lookup').open())
     expect(found.rows).toBeLessThanOrEqual(100 * 4 + 100)
   })
 })

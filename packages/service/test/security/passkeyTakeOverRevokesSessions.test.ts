@@ -6,8 +6,7 @@
 // passkey: a sign-in has no activity), one per ended key, written in the transaction that ends
 // them, and once however many sign-ins prove the passkey at once, on one instance or two.
 import { decodeJwtClaims, type SessionClaims, type WebhookEventBody } from '@latchkey/protocol'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { describe, expect, it } from 'vitest'
 import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
 import type { Transaction } from '../../src/kernel/store/Store.ts'
 import {
@@ -19,7 +18,7 @@ import {
   type TestKey,
   testKey,
 } from '../../src/testing/harness.ts'
-import { twoInstances } from '../support/twoInstances.ts'
+import { twoInstances, usePostgres } from '../support/twoInstances.ts'
 import { proxySignUpWithPasskey, showPasskey } from './proxySignUp.ts'
 
 /** Webhooks on, delivered nowhere (the events are read from the database). */
@@ -147,13 +146,7 @@ describe('the session keys a passkey sign-in ends where only the passkey gets in
   })
 })
 
-let cluster: PostgresCluster
-beforeAll(async () => {
-  cluster = await startPostgres()
-}, 600_000)
-afterAll(async () => {
-  await cluster?.dispose()
-}, 60_000)
+const postgres = usePostgres()
 
 /**
  * Holds the next transaction of `h` that reads the passkey `authenticatorId` (a sign-in's, which
@@ -210,7 +203,7 @@ describe('a passkey proved by two sign-ins at once on two instances', () => {
   it('ends the sign-up’s session keys with one event each, and none of what the sign-ins opened', {
     timeout: 60_000,
   }, async () => {
-    const [a, b] = (await twoInstances(cluster, 'passkey_take_over', WEBHOOKS)) as [Harness, Harness]
+    const [a, b] = (await twoInstances(postgres.cluster, 'passkey_take_over', WEBHOOKS)) as [Harness, Harness]
     await subscribe(a)
 
     // Both read the passkey unproven, then both end the sessions: one commits, the other conflicts

@@ -5,20 +5,13 @@
 // transaction), and two logouts of the same session at once end it once (one
 // LATCHKEY_SESSION_REVOKED `logout`), the other a 401 naming the key, never a 500.
 // limits/sessionProfiles.test.ts "signing out" has the one-instance cases.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { describe, expect, it } from 'vitest'
 import { ETHEREUM_ACCOUNT, type Harness, type Reply, resultOf, testKey } from '../../src/testing/harness.ts'
 import { unsignedTransfer } from '../../src/testing/unsignedTransfer.ts'
-import { twoInstances } from '../support/twoInstances.ts'
+import { twoInstances, usePostgres } from '../support/twoInstances.ts'
 import { refusal, submitRacing } from './inFlight.ts'
 
-let cluster: PostgresCluster
-beforeAll(async () => {
-  cluster = await startPostgres()
-}, 600_000)
-afterAll(async () => {
-  await cluster?.dispose()
-}, 60_000)
+const postgres = usePostgres()
 
 let nonce = 0
 /** 1 wei to the dead address, a fresh nonce each (no replays). */
@@ -26,7 +19,7 @@ const unsigned = () => unsignedTransfer({ value: 1n, nonce: nonce++ })
 
 /** Two instances with webhooks on (delivered nowhere: the events are read from the database). */
 async function deployment(database: string): Promise<[Harness, Harness]> {
-  const [a, b] = (await twoInstances(cluster, database, {
+  const [a, b] = (await twoInstances(postgres.cluster, database, {
     webhooks: { transport: async () => ({ status: 200, body: '' }) },
     jobs: { pollMs: 3_600_000, backoff: { baseMs: 1000, maxMs: 60_000 } },
   })) as [Harness, Harness]

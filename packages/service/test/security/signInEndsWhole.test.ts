@@ -6,8 +6,7 @@
 // owner's logout, or the session revoked from another device. The kit's own refresh (the new key
 // deletes the old one) still ends only the old key.
 import { base32nopad } from '@scure/base'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { describe, expect, it } from 'vitest'
 import { totp } from '../../src/mfa/totp.ts'
 import {
   createHarness,
@@ -17,7 +16,7 @@ import {
   type TestKey,
   testKey,
 } from '../../src/testing/harness.ts'
-import { twoInstances } from '../support/twoInstances.ts'
+import { twoInstances, usePostgres } from '../support/twoInstances.ts'
 import { signedIn } from './inFlight.ts'
 import { acts, deleteKeys, keyIdOf, renew, revokedReasons, subscribed, WEBHOOKS } from './signIns.ts'
 import { twoDevices } from './twoDevices.ts'
@@ -285,16 +284,10 @@ describe('ending a session ends its whole sign-in', () => {
 })
 
 describe('on two instances (PostgreSQL)', () => {
-  let cluster: PostgresCluster
-  beforeAll(async () => {
-    cluster = await startPostgres()
-  }, 600_000)
-  afterAll(async () => {
-    await cluster?.dispose()
-  }, 60_000)
+  const postgres = usePostgres()
 
   it('a thief renewing on B as the owner signs out on A keeps no session', async () => {
-    const [a, b] = await twoInstances(cluster, 'sign_in_ends_whole')
+    const [a, b] = await twoInstances(postgres.cluster, 'sign_in_ends_whole')
     const { organizationId, userId, session } = await signedIn(a)
     const sessionId = await keyIdOf(a, userId, session)
     const logout = async () => {
@@ -333,7 +326,7 @@ describe('on two instances (PostgreSQL)', () => {
     expect(live).toEqual([])
   })
   it('a removal of a durable key an MFA policy held, let run by the second factor while a renewal loop runs on B, completes and ends the loop (10 owners)', async () => {
-    const [a, b] = await twoInstances(cluster, 'held_key_removal_race')
+    const [a, b] = await twoInstances(postgres.cluster, 'held_key_removal_race')
     const race = async () => {
       const wallet = testKey()
       const { organizationId, userIds } = await a.createSubOrganization({ keys: [wallet] })
@@ -406,7 +399,7 @@ describe('on two instances (PostgreSQL)', () => {
     await b.service.close()
   }, 300_000)
   it("removing a lost phone's passkey while a thief refreshes copies of its session on B completes (never 503) and ends them (30 owners)", async () => {
-    const [a, b] = await twoInstances(cluster, 'passkey_removal_race')
+    const [a, b] = await twoInstances(postgres.cluster, 'passkey_removal_race')
     const race = async () => {
       const { phone, laptop, organizationId, userId, phoneId } = await twoDevices(a)
       // The phone's session (opened by its passkey), which the thief copied.

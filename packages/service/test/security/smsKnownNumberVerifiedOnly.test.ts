@@ -8,10 +8,9 @@
 // included) read 2,014 rows. An unverified copy makes no number known either: else whoever sets a
 // number on a user of their own spends the known numbers' share on it.
 import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { describe, expect, it, vi } from 'vitest'
 import { createHarness, type Harness, resultOf } from '../../src/testing/harness.ts'
-import { deploymentOn } from '../support/twoInstances.ts'
+import { deploymentOn, usePostgres } from '../support/twoInstances.ts'
 import { countRowsRead } from './rowsRead.ts'
 
 const NUMBER = '+447911123456'
@@ -111,15 +110,9 @@ it("a number is known only held verified: unverified copies spend the new number
 })
 
 describe('on PostgreSQL', { timeout: 120_000 }, () => {
-  let cluster: PostgresCluster
-  beforeAll(async () => {
-    cluster = await startPostgres()
-  }, 120_000)
-  afterAll(async () => {
-    await cluster?.dispose()
-  })
+  const postgres = usePostgres({ start: 120_000 })
 
   it('a number is known only held verified (the index of verified contacts, one row)', async () => {
-    await knownOnlyVerified(await deploymentOn(cluster, 'sms_known_number', BUDGET).open())
+    await knownOnlyVerified(await deploymentOn(postgres.cluster, 'sms_known_number', BUDGET).open())
   })
 })

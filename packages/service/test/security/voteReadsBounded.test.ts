@@ -3,10 +3,9 @@
 // rejected approving with any credential) is built only once the quorum cannot be met any more.
 // Nor with the approvals a user let end (sign in with a 1 s session, approve, wait, again): a new
 // vote takes the row of the ended one, so an activity holds at most one vote per user.
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
-import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createHarness, type Harness, resultOf, testKey } from '../../src/testing/harness.ts'
-import { twoInstances } from '../support/twoInstances.ts'
+import { useTwoInstances } from '../support/twoInstances.ts'
 import { allowSignIns, raiseQuorum, vote, waitingWallet, withReads } from './quorum.ts'
 import { login } from './signIns.ts'
 
@@ -211,20 +210,10 @@ describe('approvals of one user that keep ending', { timeout: 300_000 }, () => {
 describe('a new vote over an approval that ended, on two instances of PostgreSQL', {
   timeout: 120_000,
 }, () => {
-  let cluster: PostgresCluster
-  let a: Harness
-  let b: Harness
-  beforeAll(async () => {
-    cluster = await startPostgres()
-    ;[a, b] = await twoInstances(cluster, 'vote_replaces_ended')
-  }, 600_000)
-  afterAll(async () => {
-    await a?.service.close()
-    await b?.service.close()
-    await cluster?.dispose()
-  }, 60_000)
+  const pair = useTwoInstances('vote_replaces_ended')
 
   it('sent 8 times at once over A and B takes the ended row once: one row for the user, counted once', async () => {
+    const { a, b } = pair
     const s = await withSigningInUser(a)
     await approvalsThatEnd(a, s, 1)
     const replies = await Promise.all(
