@@ -4,10 +4,8 @@
 // backlog had no bound. At most `maxWaitingPerEndpoint` wait now; past it the oldest are dropped
 // (listed `failed`, `backlog_full`), and a resume sends what was kept, in order, to a real
 // receiver on loopback.
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import type { WebhookDelivery, WebhookEventBody } from '@latchkey/protocol'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { WebhookDelivery } from '@latchkey/protocol'
+import { afterEach, describe, expect, it } from 'vitest'
 import type { ServiceEventMap } from '../../src/kernel/base/events.ts'
 import { createHarness, type Harness, resultOf } from '../../src/testing/harness.ts'
 import { BACKLOG_FULL } from '../../src/webhooks/capBacklog.ts'
@@ -15,27 +13,12 @@ import { nodeWebhookTransport } from '../../src/webhooks/nodeTransport.ts'
 import { pruneEndpoint } from '../../src/webhooks/retention.ts'
 import { backlogOf } from './backlog.ts'
 import { setUp } from './inProcessReceiver.ts'
+import { useLoopbackReceiver } from './loopbackReceiver.ts'
 
 const CAP = 5
 
-let server: Server
 /** The receiver's answer to every request, and the bodies it took (a 2xx). */
-const receiver = { status: 500, received: [] as WebhookEventBody[] }
-
-beforeAll(async () => {
-  server = createServer((request, response) => {
-    const chunks: Buffer[] = []
-    request.on('data', (chunk: Buffer) => chunks.push(chunk))
-    request.on('end', () => {
-      if (receiver.status < 300) receiver.received.push(JSON.parse(Buffer.concat(chunks).toString('utf8')))
-      response.writeHead(receiver.status).end()
-    })
-  })
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
-})
-afterAll(async () => {
-  await new Promise((done) => server.close(done))
-})
+const receiver = useLoopbackReceiver()
 
 const harnesses: Harness[] = []
 afterEach(async () => {
@@ -88,7 +71,7 @@ async function service() {
 }
 
 async function endpointOf(s: Awaited<ReturnType<typeof service>>): Promise<string> {
-  const port = (server.address() as AddressInfo).port
+  const port = receiver.port
   const { endpointId } = resultOf(
     'create_webhook_endpoint',
     await s.h.submit('create_webhook_endpoint', {

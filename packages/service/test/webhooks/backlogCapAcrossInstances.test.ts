@@ -5,40 +5,18 @@
 // to a real receiver. And the operator's endpoint, paused, while one sub-organization floods it
 // from both instances and others record a few events: the flood drops its own oldest, never the
 // others' (the source holding the most is dropped from, counted in the same transactions).
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import type { WebhookEventBody } from '@latchkey/protocol'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type Harness, resultOf, testKey } from '../../src/testing/harness.ts'
 import { BACKLOG_FULL } from '../../src/webhooks/capBacklog.ts'
 import { fanOut } from '../../src/webhooks/deliver.ts'
 import { nodeWebhookTransport } from '../../src/webhooks/nodeTransport.ts'
-import { type PostgresCluster, startPostgres } from '../durability/postgres.ts'
-import { twoInstances } from '../support/twoInstances.ts'
+import { twoInstances, usePostgres } from '../support/twoInstances.ts'
+import { useLoopbackReceiver } from './loopbackReceiver.ts'
 
 const CAP = 20
 
-let cluster: PostgresCluster
-let server: Server
-const receiver = { status: 500, received: [] as WebhookEventBody[] }
-
-beforeAll(async () => {
-  cluster = await startPostgres()
-  server = createServer((request, response) => {
-    const chunks: Buffer[] = []
-    request.on('data', (chunk: Buffer) => chunks.push(chunk))
-    request.on('end', () => {
-      if (receiver.status < 300) receiver.received.push(JSON.parse(Buffer.concat(chunks).toString('utf8')))
-      response.writeHead(receiver.status).end()
-    })
-  })
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
-}, 600_000)
-
-afterAll(async () => {
-  await new Promise((done) => server?.close(done))
-  await cluster?.dispose()
-}, 60_000)
+const postgres = usePostgres()
+const receiver = useLoopbackReceiver()
 
 const until = async (what: () => Promise<boolean>, clock: Harness['clock'], ms = 30_000) => {
   const deadline = Date.now() + ms
@@ -51,7 +29,7 @@ const until = async (what: () => Promise<boolean>, clock: Harness['clock'], ms =
 
 describe("the cap on an endpoint's backlog across two instances on PostgreSQL", { timeout: 180_000 }, () => {
   it('holds while both record, fan out and redeliver at once, and a resume sends what was kept', async () => {
-    const [a, b] = await twoInstances(cluster, 'webhooks_backlog_cap', {
+    const [a, b] = await twoInstances(postgres.cluster, 'webhooks_backlog_cap', {
       webhooks: { transport: nodeWebhookTransport(), pauseThreshold: 1, maxWaitingPerEndpoint: CAP },
       jobs: { pollMs: 20, backoff: { baseMs: 20, maxMs: 100 } },
     })
@@ -59,7 +37,7 @@ describe("the cap on an endpoint's backlog across two instances on PostgreSQL", 
     let sampling = true
     let most = 0
     try {
-      const port = (server.address() as AddressInfo).port
+      const port = receiver.port
       const { endpointId } = resultOf(
         'create_webhook_endpoint',
         await a.submit('create_webhook_endpoint', {
@@ -158,7 +136,7 @@ describe("the cap on an endpoint's backlog across two instances on PostgreSQL", 
   })
 
   it("one sub-organization's flood from both instances drops its own, not the others'", async () => {
-    const [a, b] = await twoInstances(cluster, 'webhooks_backlog_cap_sources', {
+    const [a, b] = await twoInstances(postgres.cluster, 'webhooks_backlog_cap_sources', {
       webhooks: {
         transport: async () => ({ status: 503, body: '' }),
         pauseThreshold: 1,

@@ -9,18 +9,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { watchSponsorBalances } from '../../src/sending/sponsorBalances.ts'
 import { ETHEREUM_ACCOUNT, type Harness, resultOf, testKey } from '../../src/testing/harness.ts'
 import { nodeWebhookTransport } from '../../src/webhooks/nodeTransport.ts'
-import { type PostgresCluster, startPostgres } from '../durability/postgres.ts'
-import { twoInstances } from '../support/twoInstances.ts'
+import { twoInstances, usePostgres } from '../support/twoInstances.ts'
 import { backlogOf } from './backlog.ts'
 
-let cluster: PostgresCluster
+const postgres = usePostgres()
 let server: Server
 const received: WebhookEventBody[] = []
 const rejected: string[] = []
 let jwksFrom: Harness | undefined
 
 beforeAll(async () => {
-  cluster = await startPostgres()
   server = createServer((request, response) => {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -42,12 +40,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise((done) => server?.close(done))
-  await cluster?.dispose()
 }, 60_000)
 
 describe('webhooks across two instances on PostgreSQL', { timeout: 120_000 }, () => {
   it('sends each event once, in order, whichever instance recorded it', async () => {
-    const [a, b] = await twoInstances(cluster, 'webhooks_two', {
+    const [a, b] = await twoInstances(postgres.cluster, 'webhooks_two', {
       webhooks: { transport: nodeWebhookTransport() },
       jobs: { pollMs: 20, backoff: { baseMs: 20, maxMs: 100 } },
     })
@@ -104,7 +101,7 @@ describe('webhooks across two instances on PostgreSQL', { timeout: 120_000 }, ()
       const { id } = JSON.parse(String(init?.body)) as { id: number }
       return new Response(JSON.stringify({ jsonrpc: '2.0', id, result: `0x${node.wei.toString(16)}` }))
     }) as typeof globalThis.fetch
-    const [a, b] = await twoInstances(cluster, 'webhooks_sponsor_low', {
+    const [a, b] = await twoInstances(postgres.cluster, 'webhooks_sponsor_low', {
       webhooks: { transport: nodeWebhookTransport() },
       jobs: { pollMs: 20, backoff: { baseMs: 20, maxMs: 100 } },
       fetch,
@@ -178,7 +175,7 @@ describe('webhooks across two instances on PostgreSQL', { timeout: 120_000 }, ()
     // The endpoint's sequence number is given after the commit, by the fan-out of either instance
     // (deliver.ts, fanOut), never in the activity's transaction: the activities only add a row
     // each, so neither process orders them and none fails another's commit.
-    const [a, b] = (await twoInstances(cluster, 'webhooks_hot', {
+    const [a, b] = (await twoInstances(postgres.cluster, 'webhooks_hot', {
       webhooks: { transport: nodeWebhookTransport() },
       jobs: { pollMs: 20, backoff: { baseMs: 20, maxMs: 100 } },
     })) as [Harness, Harness]
@@ -269,7 +266,7 @@ describe('webhooks across two instances on PostgreSQL', { timeout: 120_000 }, ()
     }
   })
   it('an endpoint off for three days with a backlog of three pages, resumed on one instance: both send, each once, in order, none expired', async () => {
-    const [a, b] = await twoInstances(cluster, 'webhooks_resume', {
+    const [a, b] = await twoInstances(postgres.cluster, 'webhooks_resume', {
       webhooks: { transport: nodeWebhookTransport(), busyDelayMs: 0 },
       jobs: { pollMs: 20, backoff: { baseMs: 20, maxMs: 100 } },
     })
@@ -306,7 +303,7 @@ describe('webhooks across two instances on PostgreSQL', { timeout: 120_000 }, ()
   })
 
   it('at most 10 endpoints an organization: with 8, 6 creates at once over both make exactly 2', async () => {
-    const [a, b] = await twoInstances(cluster, 'webhooks_cap')
+    const [a, b] = await twoInstances(postgres.cluster, 'webhooks_cap')
     try {
       const port = (server.address() as AddressInfo).port
       const endpoint = (n: number) => ({
