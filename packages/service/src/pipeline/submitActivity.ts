@@ -134,11 +134,6 @@ interface Submission {
   activityId: string
   /** The last decision taken in the activity's transaction (`REPLAY`: it found the first one). */
   outcome?: string
-  /**
-   * On SQLite: a plugin orders it (`serializes`: a signing where its organization has spending
-   * limits), asked as of admission (`orderedAtAdmission`). Elsewhere false: the keys say it.
-   */
-  ordered: boolean
 }
 
 /**
@@ -157,7 +152,6 @@ export async function submitActivity(
     admit(runtime, registry, activityRules, request),
   )
   const { path } = request
-  const ordered = await orderedAtAdmission(runtime, registry, { path, handler, organization, reads })
   const intent = body.object('parameters')
   const type = body.string('type', { max: 200 })
   const parameters = handler.parse(intent, type)
@@ -177,7 +171,6 @@ export async function submitActivity(
     reads,
     fingerprint,
     activityId: runtime.newId(),
-    ordered,
   }
   // Key work and `prepare` (outbound calls) go on together; the transaction starts once both are
   // done, so it never holds a commit group (SQLite's one connection) while a crypto job queues.
@@ -435,12 +428,11 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
       // snapshot after the lock, SQLite's transaction, or a snapshot run's rerun in a database
       // transaction. Admission's key with the policies of later would otherwise sign with a key
       // deleted in flight under an ALLOW added after it, a state no moment had.
-      const ordered = keys.length > 0 || submission.ordered
       const gone = tx.onSnapshot ? undefined : await credentialGone(tx, submission)
-      // An ordered snapshot run decides on the organization (its root users and quorum) as of
-      // its snapshot after the lock (on SQLite, as of this transaction), not as admission read it
-      // (`organizationNow`).
-      const refusal = gone ?? (onSnapshot && ordered ? await organizationNow(tx, submission) : undefined)
+      // The organization (its root users and quorum) likewise, as of the same read
+      // (`organizationNow`): an ordered run's snapshot after the lock, or the transaction (a send,
+      // whose limits its transaction reads under the spend lock), not as admission read it.
+      const refusal = gone ?? (tx.onSnapshot ? undefined : await organizationNow(tx, submission))
       const execution = refusal
         ? await refused(submission, tx, row, refusal)
         : await decideAndRun(submission, tx, row, ready)
@@ -471,36 +463,6 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
       locks: keys,
     },
   )
-}
-
-/**
- * On SQLite, whether a plugin orders this snapshot activity (`serializes`: a signing in an
- * organization with spending limits), asked right after admission, on what it read. SQLite takes
- * no lock (`serializedOn`), and its transaction reads the limits, the policies and the user tags
- * itself (no read ahead; the read cache moves a table on at every commit that wrote it), but the
- * caller's credential and user were read by admission: a signing whose key or user was deleted
- * between its admission and its transaction signed, counted under the limit still there, after
- * the revoke committed. An ordered one reads its credential in its transaction (`credentialGone`).
- * Asked as of admission, not of the transaction: a limit deleted in between (with the key, the
- * policy kept) would otherwise leave a signing with the admission's key and no limit, 100 ETH
- * uncounted. A signing in an organization without limits is decided as before (one lookup of its
- * limits here, a read-cache hit beside `precompute`'s); every other backend asks nothing here.
- */
-async function orderedAtAdmission(
-  runtime: Runtime,
-  registry: Registry,
-  {
-    path,
-    handler,
-    organization,
-    reads,
-  }: { path: string; handler: ActivityHandler; organization: OrganizationRow; reads: Reads },
-): Promise<boolean> {
-  // Every activity that is not a snapshot one reads its credential in its transaction already.
-  if (!runtime.store.backend.groupsCommits || !runsOnSnapshot(path, handler)) return false
-  for (const plugin of registry.plugins)
-    if ((await plugin.serializes?.({ path, organization, reads })) !== undefined) return true
-  return false
 }
 
 /**
@@ -562,11 +524,13 @@ const decisionLookups = (
 ]
 
 /**
- * Takes the organization as an ordered snapshot run's snapshot after the lock has it (read with its
- * limits, `decisionLookups`) into `submission`, or the refusal when it is gone. Admission's row was
- * read before the lock: a root user taken out of the root set, or the quorum raised, then the limit
- * that change made pointless deleted, would otherwise be decided on with the old root set and no
- * limit (100 ETH signed by one root user alone, uncounted), a state no moment had.
+ * Takes the organization as the activity's transaction reads it (an ordered snapshot run: its
+ * snapshot after the lock, with its limits, `decisionLookups`) into `submission`, or the refusal
+ * when it is gone. Admission's row was read before: a root user taken out of the root set, or the
+ * quorum raised, then the limit that change made pointless deleted, would otherwise be decided on
+ * with the old root set and no limit (100 ETH signed, or sent, by one root user alone, uncounted),
+ * a state no moment had. Every run but a snapshot run of the request's reads (which decides as of
+ * admission throughout) takes it.
  */
 async function organizationNow(tx: Transaction, submission: Submission): Promise<ApiError | undefined> {
   const { id } = submission.organization
@@ -655,10 +619,10 @@ async function refused(
  * A snapshot run of the request's reads does not look (signing stays one statement): it reads
  * them, as of admission, and writes new rows only; what it makes does not outlive the credential
  * either (a read-only session is bound to the key that asked for it, `createReadOnlySession`).
- * An ordered one (a signing under a spending limit) looks, as of its snapshot after the lock, in
- * the statement that reads its limits (`decisionLookups`): its decision is of one moment. On
- * SQLite (`orderedAtAdmission`) it looks in its transaction, which reads the limits, policies
- * and tags too: one row, from the read cache unless a commit wrote its table since.
+ * Every other run looks, as of the read its policies and limits come from: an ordered one (a
+ * signing under a spending limit) in the statement after the lock that reads its limits
+ * (`decisionLookups`), so its decision is of one moment; on SQLite, and a snapshot run's rerun,
+ * in its transaction (one row, from the read cache unless a commit wrote its table since).
  */
 async function credentialGone(
   tx: Transaction,
