@@ -88,7 +88,10 @@ export interface SendingOptions {
   pollIntervalMs?: number
   /** Timeout of each JSON-RPC call, in ms. @default 10000 */
   rpcTimeoutMs?: number
-  /** A broadcast send without a receipt this long is replaced (same nonce, higher fees), in ms. @default 60000 */
+  /**
+   * A broadcast send without a receipt this long is replaced (same nonce, higher fees), in ms; not
+   * one behind a gap of its sender's nonces, which no fee raise fills. @default 60000
+   */
   replaceAfterMs?: number
   /** Fee raise of each replacement, in percent (nodes ask for at least 10). @default 25 */
   replacementBumpPercent?: number

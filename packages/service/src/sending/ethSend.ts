@@ -23,6 +23,7 @@ import { capRowIdOf, checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
 import { L1_FEE_HEADROOM, l1DataFeeBound, unsignedSizeBound } from './l1DataFee.ts'
 import { revertChainOf } from './revertReason.ts'
 import {
+  checkNonceGap,
   delegateCounterOf,
   forgetNonceHole,
   MAX_OPEN_SENDS,
@@ -722,12 +723,23 @@ export async function runEthSend(
   // later sends would wait behind it for good. Not for a batch whose authorization is to take the
   // nonce after it, which may not name a hole. One the caller names is no hole any more.
   const holes = !sponsor && (!prepared.batch || prepared.batch.delegated)
+  // A nonce the caller names (never on a sponsored send: `parseEthSend`) is held to the gap a raw
+  // transaction's is: far past the account's next, the node would only queue it, unmined.
+  const counter = p.nonce === undefined ? undefined : await ctx.tx.get('nonces', nonceIdOf(p.caip2, p.from))
+  if (p.nonce !== undefined)
+    checkNonceGap({
+      counter,
+      pending: BigInt(prepared.senderNonce),
+      nonce: BigInt(p.nonce),
+      caip2: p.caip2,
+      address: p.from,
+      field: 'parameters.nonce',
+    })
   if (p.nonce !== undefined && !holes) {
     // A batch that delegates the account at a hole: its authorization takes the nonce after the
     // hole, one the counter gave already (or gives next). Its nonce is not counted (never filled,
     // never given back): had it taken the hole, a refusal would leave that nonce neither filled
     // nor a hole, the account's later sends behind it for good.
-    const counter = await ctx.tx.get('nonces', nonceIdOf(p.caip2, p.from))
     if (counter?.holes?.includes(BigInt(p.nonce).toString()))
       throw new FieldError({
         field: 'parameters.nonce',

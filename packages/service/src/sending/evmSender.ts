@@ -206,9 +206,54 @@ async function giveUpFill(
   }
 }
 
+/**
+ * The longest an unsponsored send that can only wait goes between looks (`waitingLookAt`): one
+ * behind a nonce of its sender's that no mined transaction uses yet (no fee raise helps it), or
+ * past its replacements.
+ */
+export const WAITING_LOOK_AT_MOST_MS = 5 * 60_000
+
+/**
+ * When a send that can only wait is looked at again; undefined for the next pass. A sponsored send
+ * and a sponsor's fill are looked at every pass (every user's sponsored sends wait behind the
+ * sponsor's nonce), and so is any send in its first `replaceAfterMs` or while a replacement of it is
+ * still to come. An unsponsored one past them, behind a gap or at a price it keeps, a quarter of its
+ * age later, at most `WAITING_LOOK_AT_MOST_MS`, and no later than its expiry: with the defaults, a
+ * send queued behind a nonce nothing uses is looked at about 290 times over its 3 hours (each
+ * pass of its first minute, then some 46 times) rather than 43,200, and one mined is seen within
+ * a quarter of its age.
+ */
+function waitingLookAt(ctx: SendContext, row: SendTransactionRow, replaceable: boolean): number | undefined {
+  const { options } = ctx
+  if (!expires(row) || replaceable) return undefined
+  const now = ctx.runtime.now()
+  const age = now - row.createdAt
+  if (age < options.replaceAfterMs) return undefined
+  const wait = Math.min(WAITING_LOOK_AT_MOST_MS, Math.floor(age / 4))
+  if (wait <= options.pollIntervalMs) return undefined
+  return Math.min(now + wait, Math.max(now + options.pollIntervalMs, row.createdAt + SEND_EXPIRES_AFTER_MS))
+}
+
+/**
+ * A look at a broadcast send: one `eth_getTransactionCount(sender, latest)`, then its receipts
+ * only once that count has passed its nonce (no version of it can be mined before), one per
+ * version it tracks, once. A send whose nonce the count has not reached waits behind a nonce of
+ * its sender's that no mined transaction uses: when its replacement is due, it is replaced only
+ * if the node holds every nonce before it (`queuedInOrder`: they wait on their price, and are
+ * replaced too); behind a gap no fee raise fills it is not (only given to the node again should
+ * the node have dropped it). An unsponsored send that can only wait is looked at less and less
+ * often (`waitingLookAt`).
+ */
 async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {
   const { runtime, options } = ctx
-  if (await settle(ctx, row)) return
+  const nonce = row.nonce === undefined ? undefined : BigInt(row.nonce)
+  const mined =
+    nonce === undefined
+      ? undefined
+      : BigInt((await ctx.rpc('eth_getTransactionCount', [row.sender, 'latest'])) as string)
+  // Some transaction of the sender's at its nonce is mined (or, without a nonce, maybe).
+  const used = mined === undefined || mined > nonce!
+  if (used && (await settle(ctx, row))) return
   if (expired(ctx, row)) {
     const hours = SEND_EXPIRES_AFTER_MS / 3600_000
     if (row.fills !== undefined) {
@@ -234,35 +279,55 @@ async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {
     if (ended) ctx.final(row, 'FAILED')
     return
   }
-  if (row.fills !== undefined && row.nonce !== undefined) {
+  if (row.fills !== undefined && mined !== undefined && used) {
     // Another transaction of the sender's took the nonce (the refused send's earlier version, or
     // the user's own send at it): done. A user's fill keeps its reservation, as any send that
     // reached a node does.
-    const mined = BigInt((await ctx.rpc('eth_getTransactionCount', [row.sender, 'latest'])) as string)
-    if (mined > BigInt(row.nonce) && !(await settle(ctx, row))) {
-      await ctx.update(
-        row,
-        {
-          status: 'FAILED',
-          error: { message: `nonce ${row.nonce} was taken by another transaction: nothing left to fill` },
-          notBefore: Number.MAX_SAFE_INTEGER,
-        },
-        { whileOpen: true },
-      )
-      ctx.final(row, 'FAILED')
-      return
-    }
+    await ctx.update(
+      row,
+      {
+        status: 'FAILED',
+        error: { message: `nonce ${row.nonce} was taken by another transaction: nothing left to fill` },
+        notBefore: Number.MAX_SAFE_INTEGER,
+      },
+      { whileOpen: true },
+    )
+    ctx.final(row, 'FAILED')
+    return
   }
+  // Behind a nonce of its sender's that no mined transaction uses yet: its own price is not what
+  // holds it, unless the node holds every nonce before it (they wait on their price too, and a
+  // replacement of each raises it).
+  const behind = mined !== undefined && mined < nonce!
+  const canReplace = row.replacements < options.maxReplacements
   const stuck = runtime.now() - (row.broadcastAt ?? 0) > options.replaceAfterMs
-  if (stuck && row.replacements < options.maxReplacements) {
+  if (stuck && canReplace && (!behind || (await queuedInOrder(ctx, row)))) {
     // Re-signing is one instance's job: the lease decides which.
     const claimed = await ctx.claim(row)
     if (claimed) await replace(ctx, claimed)
-  } else if (stuck) {
+    return
+  }
+  const later = waitingLookAt(ctx, row, canReplace && !behind)
+  if (stuck) {
     const claimed = await ctx.claim(row)
-    if (claimed) await rebroadcastIfDropped(ctx, claimed)
+    if (claimed) await rebroadcastIfDropped(ctx, claimed, later)
+  } else if (later !== undefined) {
+    // Under a lease, so that no other instance's replacement or final status is written over.
+    const claimed = await ctx.claim(row)
+    if (claimed) await ctx.update(claimed, { notBefore: later })
   }
   // Otherwise nothing changed and nothing is written: the next pass looks again.
+}
+
+/**
+ * Whether the node holds every nonce of `row`'s sender before its own (its pending count has
+ * passed it): the send waits on their price, not behind a gap (a nonce no transaction the node
+ * holds uses, which no fee raise fills). One more node call, made only when a replacement of a
+ * send behind its sender's mined count is due.
+ */
+async function queuedInOrder(ctx: SendContext, row: SendTransactionRow): Promise<boolean> {
+  const pending = BigInt((await ctx.rpc('eth_getTransactionCount', [row.sender, 'pending'])) as string)
+  return pending > BigInt(row.nonce!)
 }
 
 /**
@@ -270,9 +335,15 @@ async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {
  * cap) waits at its price. A node drops what waits long in its pool (geth after three hours) or
  * loses it when it restarts: the send would then never be mined, and every later transaction of
  * its sender (a sponsor's: every user's) would wait behind its nonce for good. Each
- * `replaceAfterMs`, the node is asked whether it still has it, and given it again if not.
+ * `replaceAfterMs` (an unsponsored send that can only wait: at its next look, `later`), the node is
+ * asked whether it still has it, and given it again if not. So is a send waiting behind a gap of
+ * its sender's nonces, which no replacement helps.
  */
-async function rebroadcastIfDropped(ctx: SendContext, row: SendTransactionRow): Promise<void> {
+async function rebroadcastIfDropped(
+  ctx: SendContext,
+  row: SendTransactionRow,
+  later?: number,
+): Promise<void> {
   const { runtime, rpc, options } = ctx
   if (!(await rpc('eth_getTransactionByHash', [row.txHash]))) {
     const accepted = await rpc('eth_sendRawTransaction', [row.signedTransaction]).then(
@@ -286,7 +357,7 @@ async function rebroadcastIfDropped(ctx: SendContext, row: SendTransactionRow): 
     runtime.emit('send.rebroadcast', { chain: 'eip155', accepted })
   }
   const now = runtime.now()
-  await ctx.update(row, { broadcastAt: now, notBefore: now + options.pollIntervalMs })
+  await ctx.update(row, { broadcastAt: now, notBefore: later ?? now + options.pollIntervalMs })
 }
 
 interface Receipt {

@@ -107,6 +107,39 @@ export function openHoles(row: NonceRow | undefined, floor: bigint): bigint[] {
 }
 
 /**
+ * How far past its sender's next nonce a send may name its own (a raw transaction's, signed
+ * elsewhere; `eth_send_transaction`'s `nonce`): the next is the node's pending count or the
+ * service's counter of the account, whichever is higher (the account's sends committed and not yet
+ * broadcast count). Past it the node would only queue the transaction, unmined until the nonces
+ * before it are used: a send that costs node calls and ends expired.
+ */
+export const MAX_NONCE_GAP = 16n
+
+/**
+ * Refuses a send naming `nonce` more than `MAX_NONCE_GAP` past the next nonce of `address` on
+ * `caip2` (the higher of `counter`'s next, the service's counter read in the activity's
+ * transaction, and `pending`, the node's pending count read before it): a 400 naming `field`.
+ */
+export function checkNonceGap(check: {
+  counter: NonceRow | undefined
+  pending: bigint
+  nonce: bigint
+  caip2: string
+  address: string
+  field: string
+  code?: 'TRANSACTION_INVALID'
+}): void {
+  const { counter, pending, nonce } = check
+  const next = counter && BigInt(counter.next) > pending ? BigInt(counter.next) : pending
+  if (nonce <= next + MAX_NONCE_GAP) return
+  throw new FieldError({
+    ...(check.code ? { code: check.code } : {}),
+    field: check.field,
+    message: `nonce ${nonce} is more than ${MAX_NONCE_GAP} past ${check.address}'s next nonce ${next} on ${check.caip2}: the node would hold it unmined until the nonces before it are used; send those first`,
+  })
+}
+
+/**
  * The most open sends (committed, not yet final: PENDING or BROADCASTED) one organization holds: an
  * end user's sub-organization, or an organization of its own (the operator's, whose back end may
  * send for many users at once). Each open send costs the operator's node calls on every worker

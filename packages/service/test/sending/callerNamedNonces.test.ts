@@ -3,15 +3,20 @@
 // the same account, never expired, and was broadcast again (refused: an account holding nothing)
 // or asked about (queued behind a gap: never mined) on every pass for good, so an end user's few
 // requests cost the operator's node calls forever, for free. Node calls are counted, not timed;
-// the worker is run by hand, one pass at a time.
+// the worker is run by hand, one pass at a time. (A named nonce is held within `MAX_NONCE_GAP` of
+// the account's next since, `unminedSendNodeCalls.test.ts`: each account's sends here stay within it.)
 import { describe, expect, it } from 'vitest'
 import { fillIdOf, SEND_EXPIRES_AFTER_MS } from '../../src/sending/evmSender.ts'
+import { MAX_NONCE_GAP } from '../../src/sending/sendingState.ts'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
 import { type Harness, resultOf } from '../../src/testing/harness.ts'
 import { byHandService, chainForFile, countingFetch, DEAD, PRICE, passes } from './byHand.ts'
 import { endUser } from './sendSupport.ts'
 
-const SENDS = 64
+/** Nonces 0..16 of a fresh account: as far past its next (0) as a caller may name. */
+const SENDS = Number(MAX_NONCE_GAP) + 1
+/** Nonces 5..16: behind a gap of 5, within the 16 a caller may name. */
+const GAPPED = Number(MAX_NONCE_GAP) - 4
 const chain = chainForFile()
 
 /** The sends `ids`' fills as stored (undefined where none was made). */
@@ -44,7 +49,7 @@ describe('a send at a nonce its caller named, refused by the node, is not filled
         expect(row.countedNonce).toBeUndefined()
         expect(row.error?.message).toMatch(/^the node refused the transaction: insufficient funds/i)
       }
-      // Without the fix: 64 fills, refused and signed again every 30 s for good.
+      // Without the fix: a fill each, refused and signed again every 30 s for good.
       expect((await fillsOf(h, ids)).filter(Boolean)).toHaveLength(0)
       // The account's counter never gave these nonces: it is left as it was (none).
       expect(await h.service.store.all('nonces')).toHaveLength(0)
@@ -58,7 +63,7 @@ describe('a send at a nonce its caller named, refused by the node, is not filled
     }
   })
 
-  it(`${SENDS} sends of 1 ETH from an account holding 0.01, at nonces 5..${SENDS + 4}: FAILED, no fill queued behind the gap, no node call afterwards`, async () => {
+  it(`${GAPPED} sends of 1 ETH from an account holding 0.01, at nonces 5..${GAPPED + 4}: FAILED, no fill queued behind the gap, no node call afterwards`, async () => {
     const counting = countingFetch()
     const h = await byHandService(chain, counting.fetch)
     const user = await endUser(h)
@@ -66,7 +71,7 @@ describe('a send at a nonce its caller named, refused by the node, is not filled
     // 0..4, never mined), never for a 1 ETH transfer.
     await chain.fund(user.from, 10n ** 16n)
     const ids: string[] = []
-    for (let i = 0; i < SENDS; i++) {
+    for (let i = 0; i < GAPPED; i++) {
       const reply = await user.send({
         calls: [{ to: DEAD, value: String(10n ** 18n) }],
         nonce: String(5 + i),
@@ -82,8 +87,8 @@ describe('a send at a nonce its caller named, refused by the node, is not filled
           /insufficient funds/i,
         )
       await worker.pass()
-      // Without the fix: 64 fills queued by the node, each asked about in 4 versions every pass
-      // (250 ms) for good, about 1,280 calls a second a month later.
+      // Without the fix: a fill each queued by the node, each asked about in 4 versions every pass
+      // (250 ms) for good (64 of them: about 1,280 calls a second a month later).
       expect((await fillsOf(h, ids)).filter(Boolean)).toHaveLength(0)
       counting.reset()
       await passes(h, worker, 5, 61_000)

@@ -10,9 +10,9 @@ import { addr, Transaction } from 'micro-eth-signer'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import type { SendTransactionRow } from '../../src/kernel/store/model.ts'
 import { Transaction as StoreTransaction } from '../../src/kernel/store/Transaction.ts'
-import { MAX_RAW_NONCE_GAP } from '../../src/sending/activities/ethSendRawTransaction.ts'
 import { MAX_OPEN_SENDS } from '../../src/sending/ethSend.ts'
 import { SEND_EXPIRES_AFTER_MS } from '../../src/sending/evmSender.ts'
+import { MAX_NONCE_GAP } from '../../src/sending/sendingState.ts'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
 import { createHarness, fakeClock, fillRows, type Harness } from '../../src/testing/harness.ts'
 import { type Chain, endUser, startChain } from './sendSupport.ts'
@@ -99,12 +99,13 @@ describe('sends the node never mines', { timeout: 60_000 }, () => {
     counting.reset()
     h.clock.advance(1_000)
     await worker.pass() // one tracking pass
-    const receipts = counting.calls.get('eth_getTransactionReceipt') ?? 0
+    const calls = Object.fromEntries(counting.calls)
     await worker.stop()
     await h.service.close()
     expect(open).toHaveLength(1)
     expect(open[0]!.status).toBe('BROADCASTED')
-    expect(receipts).toBe(1)
+    // One look: the sender's mined count (below its nonce 7, so no receipt is asked).
+    expect(calls).toEqual({ eth_getTransactionCount: 1 })
   })
 
   it(`an unsponsored send the node never mines ends FAILED (expired) ${SEND_EXPIRES_AFTER_MS / 3600_000} hours after its commit and costs no call after`, async () => {
@@ -117,12 +118,17 @@ describe('sends the node never mines', { timeout: 60_000 }, () => {
     await worker.pass()
     const [row] = await h.service.store.all('sendTransactions')
     expect(row!.status).toBe('BROADCASTED') // the node took it
-    // Control: still followed just before it expires (asked about, broadcast again when stuck).
+    // Control: still followed just before it expires: asked about (its sender's mined count, below
+    // its nonce: no receipt; its pending count, a replacement being due: a gap, none made), and
+    // whether the node still holds it (given again if not).
     h.clock.set(row!.createdAt + SEND_EXPIRES_AFTER_MS - 1_000)
     counting.reset()
     await worker.pass()
     expect((await h.service.store.get('sendTransactions', row!.id))!.status).toBe('BROADCASTED')
-    expect(counting.calls.get('eth_getTransactionReceipt')).toBe(1)
+    expect(Object.fromEntries(counting.calls)).toEqual({
+      eth_getTransactionCount: 2,
+      eth_getTransactionByHash: 1,
+    })
     h.clock.advance(1_000)
     await worker.pass()
     const after = (await h.service.store.get('sendTransactions', row!.id))!
@@ -247,33 +253,37 @@ describe('sends the node never mines', { timeout: 60_000 }, () => {
     await h.service.close()
   })
 
-  it(`a raw transaction more than ${MAX_RAW_NONCE_GAP} nonces past its sender's next is refused, naming the field`, async () => {
+  it(`a raw transaction more than ${MAX_NONCE_GAP} nonces past its sender's next is refused, naming the field`, async () => {
     const h = await service(fetch)
     const user = await endUser(h)
-    const far = await transferAt(MAX_RAW_NONCE_GAP + 1n)
+    const far = await transferAt(MAX_NONCE_GAP + 1n)
     const refused = await sendRaw(h, far, user.as)
     expect(refused).toMatchObject({
       status: 400,
       body: {
-        message: expect.stringContaining(`more than ${MAX_RAW_NONCE_GAP} past`),
+        message: expect.stringContaining(`more than ${MAX_NONCE_GAP} past`),
         details: { errorCode: 'TRANSACTION_INVALID', field: 'parameters.signedTransaction' },
       },
     })
     expect(await openSendsOf(h)).toHaveLength(0)
     // Control: at the gap, accepted.
-    expect((await sendRaw(h, await transferAt(MAX_RAW_NONCE_GAP), user.as)).status).toBe(200)
+    expect((await sendRaw(h, await transferAt(MAX_NONCE_GAP), user.as)).status).toBe(200)
     await h.service.close()
   })
 
   it("another tenant's send is broadcast after at most one batch (16) of looks at one tenant's open sends", async () => {
-    // The order of the node's calls, by whose transaction each is about.
+    // The order of the node's calls, by whose transaction each is about (a look at a send asks its
+    // sender's mined count).
     const log: string[] = []
     let gate: Promise<void> | undefined
-    const attackerHashes = new Set<string>()
+    const attackerSenders = new Set<string>()
     let victimRaw = ''
     const fetchFn: typeof fetch = async (input, init) => {
       const body = JSON.parse(String(init?.body)) as { method: string; params: unknown[] }
-      if (body.method === 'eth_getTransactionReceipt' && attackerHashes.has(body.params[0] as string)) {
+      if (
+        body.method === 'eth_getTransactionCount' &&
+        attackerSenders.has(String(body.params[0]).toLowerCase())
+      ) {
         log.push('attacker')
         await gate
       }
@@ -287,7 +297,7 @@ describe('sends the node never mines', { timeout: 60_000 }, () => {
     const N = MAX_OPEN_SENDS.subOrganization
     for (let i = 0; i < N; i++) {
       const stuck = await transferAt(9n)
-      attackerHashes.add(Transaction.fromHex(stuck).hash)
+      attackerSenders.add(Transaction.fromHex(stuck).sender.toLowerCase())
       expect((await sendRaw(h, stuck, attacker.as)).status).toBe(200)
     }
     const worker = startSendWorker(h.service.runtime, { loop: false })

@@ -5,7 +5,7 @@ import { FieldError, PermissionError } from '../../kernel/base/errors.ts'
 import { decodeSignedTransaction } from '../../kernel/crypto/index.ts'
 import { defineActivity } from '../../kernel/registry.ts'
 import { recordSend } from '../ethSend.ts'
-import { forgetNonceHole, nonceIdOf, rpcFor, submittedWithOf } from '../sendingState.ts'
+import { checkNonceGap, forgetNonceHole, nonceIdOf, rpcFor, submittedWithOf } from '../sendingState.ts'
 import { nodeFailure, RpcRefusedError } from '../sendRpc.ts'
 
 const CAIP2 = /^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/
@@ -20,17 +20,10 @@ interface Prepared {
 }
 
 /**
- * How far past the sender's next nonce a raw transaction's may be: the node's pending count or
- * the service's counter of the account, whichever is higher (the account's sends committed and not
- * yet broadcast count). Past it the node would only queue it, unmined until the nonces before it are
- * used: a send that costs node calls and ends expired.
- */
-export const MAX_RAW_NONCE_GAP = 16n
-
-/**
  * Sends a signed Ethereum transaction through the JSON-RPC node configured for its CAIP-2 chain
  * (`rpc` option / `--rpc`), after checking it decodes, is signed, targets that chain, and that the
- * node would take it (the sender's nonce is not spent, its balance covers the transaction). The
+ * node would take it (the sender's nonce is not spent, its balance covers the transaction) and
+ * mine it (its nonce at most `MAX_NONCE_GAP` past the sender's next, `checkNonceGap`). The
  * transaction is committed with the activity and broadcast by the send worker after commit, like
  * `eth_send_transaction`'s; its hash is the result.
  *
@@ -110,14 +103,15 @@ export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', 
     const id = nonceIdOf(p.caip2, prepared.sender)
     const nonce = BigInt(prepared.nonce)
     const row = await ctx.tx.get('nonces', id)
-    const next =
-      row && BigInt(row.next) > BigInt(prepared.pending) ? BigInt(row.next) : BigInt(prepared.pending)
-    if (nonce > next + MAX_RAW_NONCE_GAP)
-      throw new FieldError({
-        code: 'TRANSACTION_INVALID',
-        field: 'parameters.signedTransaction',
-        message: `nonce ${nonce} is more than ${MAX_RAW_NONCE_GAP} past ${prepared.sender}'s next nonce ${next} on ${p.caip2}: the node would hold it unmined until the nonces before it are used; send those first`,
-      })
+    checkNonceGap({
+      counter: row,
+      pending: BigInt(prepared.pending),
+      nonce,
+      caip2: p.caip2,
+      address: prepared.sender,
+      field: 'parameters.signedTransaction',
+      code: 'TRANSACTION_INVALID',
+    })
     // Only an account of the caller's own organization has its counter moved: the same counter its
     // eth_send_transaction takes nonces from. Anyone else's transaction (another organization's
     // account, whose public versions anyone may copy; an address outside the service) is relayed
