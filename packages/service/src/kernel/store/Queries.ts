@@ -34,15 +34,13 @@ export interface RowValues {
   values: (string | null)[]
 }
 
-/** The value a lookup looks for. */
-const lookupValue = (lookup: Lookup) =>
-  'from' in lookup
-    ? lookup.from.id
-    : 'id' in lookup
-      ? lookup.id
-      : 'field' in lookup
-        ? lookup.value
-        : lookup.via.value
+/** One kind of lookup of `Queries.lookupMany`: its name in the statement's key, and its values. */
+interface Kind {
+  name: string
+  lookup: Lookup
+  /** Each value, with the array its rows go to (a lookup by id or by field). */
+  values: Map<string, string[] | undefined>
+}
 
 /** What `Store.pageBy` reads: rows whose `field` is `value`, in `by` order, from just past `after`. */
 export interface PageByOptions<T extends TableName> {
@@ -224,34 +222,73 @@ export class Queries {
    * looked up by), each taking every value of that kind at once, so the statement's shape depends
    * on which kinds are read, not on how many requests are in the batch. Answers, keyed as
    * `Prefetched` reads them, each lookup's rows in id order, for all the requests together: one
-   * statement, so one snapshot.
+   * statement, so one snapshot. With `ids`, also the ids of each array of rows answered, in the
+   * same order (keyed by the array).
    */
-  async lookupMany(db: Execute, lookups: Lookup[]): Promise<Map<string, string[]>> {
-    const kinds = new Map<string, { lookup: Lookup; values: Set<string> }>()
+  async lookupMany(
+    db: Execute,
+    lookups: readonly Lookup[],
+    ids?: Map<string[], string[]>,
+  ): Promise<Map<string, string[]>> {
+    // Each kind's values, each with the array its rows go to (a lookup by id or by field: the
+    // array `found` holds under its key, shared by every lookup of the same key). Kinds by table,
+    // then by field (a lookup by id: `id`), or by a name of their own for `via` and `from`.
+    const kinds = new Map<TableName, Map<string, Kind>>()
+    let count = 0
     const found = new Map<string, string[]>()
-    for (const lookup of lookups) {
-      // A lookup that finds nothing is known to find nothing (a `via` is keyed by what it finds, a
-      // `from` by the column's value its statement answers).
-      if (!('via' in lookup) && !('from' in lookup)) found.set(lookupKey(lookup), [])
-      if (unstorable(lookupValue(lookup))) continue
-      const kind =
-        'from' in lookup
-          ? `${lookup.table}.${lookup.field}=${lookup.from.table}.${lookup.from.column}`
-          : 'id' in lookup
-            ? `${lookup.table}.id`
-            : 'field' in lookup
-              ? `${lookup.table}.${lookup.field}`
-              : `${lookup.table}<${lookup.via.table}.${lookup.via.column}.${lookup.via.field}`
-      let entry = kinds.get(kind)
-      if (!entry) {
-        entry = { lookup, values: new Set() }
-        kinds.set(kind, entry)
-      }
-      entry.values.add(lookupValue(lookup))
+    // With `ids`: each array of rows' ids, in the same order (none for an array without rows).
+    const idOf = (rows: string[], id: string) => {
+      if (!ids) return
+      const list = ids.get(rows)
+      if (list) list.push(id)
+      else ids.set(rows, [id])
     }
-    if (kinds.size === 0) return found
-    const order = [...kinds.keys()].sort()
-    const branches = order.map((kind) => kinds.get(kind)!)
+    for (const lookup of lookups) {
+      let kind: string
+      let value: string
+      let rows: string[] | undefined
+      if ('from' in lookup) {
+        kind = `${lookup.field}=${lookup.from.table}.${lookup.from.column}`
+        value = lookup.from.id
+      } else if ('via' in lookup) {
+        kind = `<${lookup.via.table}.${lookup.via.column}.${lookup.via.field}`
+        value = lookup.via.value
+      } else {
+        // A lookup that finds nothing is known to find nothing (a `via` is keyed by what it
+        // finds, a `from` by the column's value its statement answers).
+        const key = lookupKey(lookup)
+        rows = found.get(key)
+        if (!rows) {
+          rows = []
+          found.set(key, rows)
+        }
+        if ('id' in lookup) {
+          kind = 'id'
+          value = lookup.id
+        } else {
+          kind = lookup.field
+          value = lookup.value
+        }
+      }
+      if (unstorable(value)) continue
+      let ofTable = kinds.get(lookup.table)
+      if (!ofTable) {
+        ofTable = new Map()
+        kinds.set(lookup.table, ofTable)
+      }
+      let entry = ofTable.get(kind)
+      if (!entry) {
+        // As the statement's key names it: `<table>.<field>`, `<table>.<field>=<table>.<column>`, `<table><…`.
+        entry = { name: `${lookup.table}${kind[0] === '<' ? '' : '.'}${kind}`, lookup, values: new Map() }
+        ofTable.set(kind, entry)
+        count++
+      }
+      entry.values.set(value, rows)
+    }
+    if (count === 0) return found
+    const branches = [...kinds.values()].flatMap((ofTable) => [...ofTable.values()])
+    branches.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    const order = branches.map((entry) => entry.name)
     const { anyOf } = this.arrays
     const { rows } = await this.run(
       db,
@@ -292,24 +329,43 @@ export class Queries {
         })
         return query.orderBy('n').orderBy('id')
       },
-      branches.map((entry) => [...entry.values]),
+      branches.map((entry) => [...entry.values.keys()]),
     )
+    // The documents a `from` lookup's key holds so far, each once: its rows repeat, one for each
+    // row of `from.table` with that column value, and a lookup by field may have read them too.
+    let taken: Map<string, Set<string>> | undefined
     for (const row of rows) {
-      const { lookup } = branches[Number(row.n)]!
+      const { lookup, values } = branches[Number(row.n)]!
       const data = row.data as string
+      const id = row.id as string | null | undefined
       if ('from' in lookup) {
         if (row.k === null || row.k === undefined) continue
         const key = lookupKey({ table: lookup.table, field: lookup.field, value: row.k as string })
-        const rows = found.get(key) ?? []
-        found.set(key, rows)
-        if (row.id !== null && row.id !== undefined && !rows.includes(data)) rows.push(data)
-      } else if ('via' in lookup) found.set(lookupKey({ table: lookup.table, id: row.id as string }), [data])
-      else {
-        const key =
-          'id' in lookup
-            ? lookupKey({ table: lookup.table, id: row.k as string })
-            : lookupKey({ table: lookup.table, field: lookup.field, value: row.k as string })
-        found.get(key)?.push(data)
+        let rows = found.get(key)
+        if (!rows) {
+          rows = []
+          found.set(key, rows)
+        }
+        if (id === null || id === undefined) continue
+        taken ??= new Map()
+        let seen = taken.get(key)
+        if (!seen) {
+          seen = new Set(rows)
+          taken.set(key, seen)
+        }
+        if (seen.has(data)) continue
+        seen.add(data)
+        rows.push(data)
+        idOf(rows, id)
+      } else if ('via' in lookup) {
+        const rows = [data]
+        found.set(lookupKey({ table: lookup.table, id: id as string }), rows)
+        idOf(rows, id as string)
+      } else {
+        const rows = values.get(row.k as string)
+        if (!rows) continue
+        rows.push(data)
+        idOf(rows, id as string)
       }
     }
     return found
@@ -458,23 +514,27 @@ export class Queries {
    */
   async insertMany(
     db: Execute,
-    rows: RowValues[],
+    rows: readonly RowValues[],
     { replace = false }: { replace?: boolean } = {},
   ): Promise<void> {
-    const tables = [...new Set(rows.map((row) => row.table))].sort()
+    // Each table's first array parameter, then each table's columns' arrays, in table order.
+    const startOf = new Map<TableName, number>()
+    for (const row of rows) startOf.set(row.table, 0)
+    const tables = [...startOf.keys()].sort()
     const columns = tables.map((table) => ['id', 'data', ...(INDEXES[table] as string[])])
     const starts: number[] = []
     let next = 0
-    for (const names of columns) {
+    columns.forEach((names, k) => {
       starts.push(next)
+      startOf.set(tables[k]!, next)
       next += names.length
-    }
-    const values: (string | null)[][] = columns.flatMap((names) => names.map(() => []))
+    })
+    const values: (string | null)[][] = []
+    for (let k = 0; k < next; k++) values.push([])
     for (const row of rows) {
-      const start = starts[tables.indexOf(row.table)]!
-      row.values.forEach((value, i) => {
-        values[start + i]!.push(value)
-      })
+      const start = startOf.get(row.table)!
+      const columnValues = row.values
+      for (let i = 0; i < columnValues.length; i++) values[start + i]!.push(columnValues[i]!)
     }
     const { insertFromArrays } = this.arrays
     await this.run(

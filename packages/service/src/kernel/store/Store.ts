@@ -327,12 +327,15 @@ export class Store implements Reads {
         open: async (connection, shares) => {
           const lookups = (shares as (readonly Lookup[] | undefined)[]).flatMap((share) => share ?? [])
           if (lookups.length === 0) return undefined
-          return new SharedAhead(
-            await this.queries.lookupMany(
-              (query) => connection.executeQuery<Record<string, unknown>>(query),
-              lookups,
-            ),
+          // With the rows' ids: a read of a table the group wrote finds which rows it changed
+          // without parsing what was read (`Transaction`'s `sharedAhead`).
+          const ids = new Map<string[], string[]>()
+          const found = await this.queries.lookupMany(
+            (query) => connection.executeQuery<Record<string, unknown>>(query),
+            lookups,
+            ids,
           )
+          return new SharedAhead(found, ids)
         },
         close: (connection, scope) => {
           const rows = (scope as SharedAhead).pending.splice(0)
@@ -676,7 +679,7 @@ export class Store implements Reads {
         readAhead.length > 0 && !shared
           ? await this.queries.lookupMany(
               (query) => connection.executeQuery<Record<string, unknown>>(query),
-              [...readAhead],
+              readAhead,
             )
           : undefined
       const tx = this.transactionOn(connection, attempt, written, {

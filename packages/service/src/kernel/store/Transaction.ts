@@ -82,7 +82,29 @@ export class SharedAhead {
   constructor(
     /** What the group's first statement found, keyed as `lookupKey` keys a lookup. */
     readonly ahead: ReadonlyMap<string, string[]>,
+    /** The ids of the rows of each array of `ahead`, in the same order (`Queries.lookupMany`'s `ids`), where known. */
+    readonly ids?: ReadonlyMap<string[], string[]>,
   ) {}
+
+  /** The ids of the rows `found` (what `ahead` holds for a lookup), in order; undefined when a document is damaged. */
+  idsOf(wanted: Wanted, found: string[]): readonly string[] | undefined {
+    if (found.length === 0) return found
+    const known = this.ids?.get(found)
+    if (known && known.length === found.length) return known
+    if ('id' in wanted) return found.map(() => wanted.id)
+    const ids: string[] = []
+    for (const text of found) {
+      let id: unknown
+      try {
+        id = (JSON.parse(text) as { id?: unknown }).id
+      } catch {
+        return undefined
+      }
+      if (typeof id !== 'string') return undefined
+      ids.push(id)
+    }
+    return ids
+  }
 
   /** Takes what one transaction wrote (in order) and the part of it not sent yet. */
   take(written: readonly RowValues[], unsent: readonly RowValues[], deleted: Iterable<TableName>): void {
@@ -103,13 +125,22 @@ export async function replaceRows(
   rows: readonly RowValues[],
 ): Promise<void> {
   if (rows.length === 0) return
-  const last = new Map<string, RowValues>()
-  for (const row of rows) {
-    const key = `${row.table}\u0000${row.values[0]}`
-    last.delete(key)
-    last.set(key, row)
-  }
-  await queries.insertMany(execute, [...last.values()], { replace: true })
+  // Where each row's id was last written, by table: the rows that are the last write of their
+  // id, in the order written (all of them, as they are, when no id is written twice).
+  const last = new Map<TableName, Map<string, number>>()
+  let twice = false
+  rows.forEach((row, index) => {
+    let ids = last.get(row.table)
+    if (!ids) {
+      ids = new Map()
+      last.set(row.table, ids)
+    }
+    const id = row.values[0]!
+    if (ids.has(id)) twice = true
+    ids.set(id, index)
+  })
+  const kept = twice ? rows.filter((row, index) => last.get(row.table)!.get(row.values[0]!) === index) : rows
+  await queries.insertMany(execute, kept, { replace: true })
 }
 
 /** What a read asks for: a row by id, or the rows whose indexed field has a value. */
@@ -120,6 +151,12 @@ function finds(row: RowValues, wanted: Wanted): boolean {
   if ('id' in wanted) return row.values[0] === wanted.id
   const column = (INDEXES[row.table] as string[]).indexOf(wanted.field)
   return column >= 0 && row.values[column + 2] === wanted.value
+}
+
+/** True when `ids` are in the order `sort` puts them, none twice. */
+function ascending(ids: readonly string[]): boolean {
+  for (let index = 1; index < ids.length; index++) if (!(ids[index - 1]! < ids[index]!)) return false
+  return true
 }
 
 let savepoints = 0
@@ -229,27 +266,43 @@ export class Transaction implements Reads {
     const found = shared.ahead.get(key)
     if (!found) return undefined
     const earlier = shared.rows.get(table)
-    const own = this.log.filter((row) => row.table === table)
-    if (!earlier?.size && own.length === 0) return found
-    const byId = new Map<string, string>()
-    for (const text of found) {
-      if ('id' in wanted) byId.set(wanted.id, text)
-      else {
-        let id: unknown
-        try {
-          id = (JSON.parse(text) as { id?: unknown }).id
-        } catch {
-          return undefined
-        }
-        if (typeof id !== 'string') return undefined
-        byId.set(id, text)
+    let own = false
+    for (const row of this.log)
+      if (row.table === table) {
+        own = true
+        break
       }
-    }
-    for (const row of [...(earlier?.values() ?? []), ...own]) {
+    if (!earlier?.size && !own) return found
+    const ids = shared.idsOf(wanted, found)
+    if (!ids) return undefined
+    // What was read, as it was, when no row written since is one of them or one it now finds
+    // (the rows of other organizations a group wrote), and it is in the order built below.
+    let touched = false
+    const touches = (row: RowValues) => finds(row, wanted) || ids.includes(row.values[0]!)
+    if (earlier)
+      for (const row of earlier.values())
+        if (touches(row)) {
+          touched = true
+          break
+        }
+    if (!touched && own)
+      for (const row of this.log)
+        if (row.table === table && touches(row)) {
+          touched = true
+          break
+        }
+    if (!touched && ascending(ids)) return found
+    const byId = new Map<string, string>()
+    ids.forEach((id, index) => {
+      byId.set(id, found[index]!)
+    })
+    const apply = (row: RowValues) => {
       const id = row.values[0]!
       if (finds(row, wanted)) byId.set(id, row.values[1]!)
       else byId.delete(id)
     }
+    if (earlier) for (const row of earlier.values()) apply(row)
+    for (const row of this.log) if (row.table === table) apply(row)
     return [...byId.keys()].sort().map((id) => byId.get(id)!)
   }
 
