@@ -33,7 +33,7 @@ export const sendingSection = z
     replace_after_ms: whole(1000, 86_400_000, 'milliseconds')
       .default(SENDING_DEFAULTS.replaceAfterMs)
       .describe(
-        'An EVM send broadcast this long ago without a receipt is replaced (same nonce, higher fees), in ms; one past its replacements is given to the node again if the node no longer has it.',
+        "An EVM send broadcast this long ago without a receipt is replaced (same nonce, higher fees), in ms, unless it waits behind a nonce of its sender's that nothing uses (no fee raise fills a gap); one past its replacements, or behind such a gap, is given to the node again if the node no longer has it.",
       ),
     replacement_bump_percent: whole(10, 1000, 'percent')
       .default(SENDING_DEFAULTS.replacementBumpPercent)

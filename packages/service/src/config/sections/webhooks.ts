@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { parseAllowList } from '../../webhooks/addressPolicy.ts'
+import { MAX_WAITING_DEFAULT } from '../../webhooks/capBacklog.ts'
 import type { WebhooksOptions } from '../../webhooks/WebhooksOptions.ts'
 
 /**
@@ -70,7 +71,7 @@ export const webhooksSection = z
       .int({ error: 'must be a whole number of deliveries from 1 to 10000000' })
       .min(1, { error: 'must be a whole number of deliveries from 1 to 10000000' })
       .max(10_000_000, { error: 'must be a whole number of deliveries from 1 to 10000000' })
-      .default(10_000)
+      .default(MAX_WAITING_DEFAULT)
       .describe(
         'Deliveries that may wait on one endpoint at most (pending, or paused while it is turned off or paused): past it the oldest are dropped (listed failed, lastError backlog_full) and the newest kept.',
       ),
