@@ -24,6 +24,19 @@ import {
 } from './sendingState.ts'
 import { RpcRefusedError } from './sendRpc.ts'
 
+declare module '../kernel/store/model.ts' {
+  interface SendTransactionRow {
+    /**
+     * An EVM send's: epoch ms of the look (`evmSender`'s `track`) that found its sender's mined
+     * count past its nonce with no version of it mined (another transaction took the nonce). A look
+     * `NONCE_TAKEN_CONFIRM_MS` later that finds the same ends it FAILED; one that finds the count
+     * back below its nonce (a reorg, a node behind a load balancer a block behind) clears it.
+     * Declared here, by the sender that writes it: no other code reads it.
+     */
+    nonceTakenSeenAt?: number
+  }
+}
+
 /** A node's refusal that means it already has this transaction. */
 const ALREADY_KNOWN = /already known|known transaction|already imported|already in (the )?mempool/i
 const NONCE_TOO_LOW = /nonce too low|nonce.*already been used|OldNonce/i
@@ -237,12 +250,14 @@ function waitingLookAt(ctx: SendContext, row: SendTransactionRow, replaceable: b
 /**
  * A look at a broadcast send: one `eth_getTransactionCount(sender, latest)`, then its receipts
  * only once that count has passed its nonce (no version of it can be mined before), one per
- * version it tracks, once. A send whose nonce the count has not reached waits behind a nonce of
- * its sender's that no mined transaction uses: when its replacement is due, it is replaced only
- * if the node holds every nonce before it (`queuedInOrder`: they wait on their price, and are
- * replaced too); behind a gap no fee raise fills it is not (only given to the node again should
- * the node have dropped it). An unsponsored send that can only wait is looked at less and less
- * often (`waitingLookAt`).
+ * version it tracks. Past its nonce with none of them mined, the nonce is another transaction's:
+ * the send is asked about once more, `NONCE_TAKEN_CONFIRM_MS` later, then ends FAILED
+ * (`nonceTaken`), never replaced or given to the node again. A send whose nonce the count has
+ * not reached waits behind a nonce of its sender's that no mined transaction uses: when its
+ * replacement is due, it is replaced only if the node holds every nonce before it
+ * (`queuedInOrder`: they wait on their price, and are replaced too); behind a gap no fee raise
+ * fills it is not (only given to the node again should the node have dropped it). An unsponsored
+ * send that can only wait is looked at less and less often (`waitingLookAt`).
  */
 async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {
   const { runtime, options } = ctx
@@ -254,6 +269,23 @@ async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {
   // Some transaction of the sender's at its nonce is mined (or, without a nonce, maybe).
   const used = mined === undefined || mined > nonce!
   if (used && (await settle(ctx, row))) return
+  if (mined !== undefined && used) {
+    // None of its versions is mined and its nonce is: none of them ever can be.
+    await nonceTaken(ctx, row, mined)
+    return
+  }
+  if (row.nonceTakenSeenAt !== undefined) {
+    // A look before found its nonce used, this one does not (a reorg, or a node behind a load
+    // balancer that answers an older count): it is followed as before, from the next pass.
+    const claimed = await ctx.claim(row)
+    if (claimed)
+      await ctx.update(
+        claimed,
+        { nonceTakenSeenAt: undefined, notBefore: runtime.now() + options.pollIntervalMs },
+        { whileOpen: true },
+      )
+    return
+  }
   if (expired(ctx, row)) {
     const hours = SEND_EXPIRES_AFTER_MS / 3600_000
     if (row.fills !== undefined) {
@@ -279,22 +311,6 @@ async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {
     if (ended) ctx.final(row, 'FAILED')
     return
   }
-  if (row.fills !== undefined && mined !== undefined && used) {
-    // Another transaction of the sender's took the nonce (the refused send's earlier version, or
-    // the user's own send at it): done. A user's fill keeps its reservation, as any send that
-    // reached a node does.
-    await ctx.update(
-      row,
-      {
-        status: 'FAILED',
-        error: { message: `nonce ${row.nonce} was taken by another transaction: nothing left to fill` },
-        notBefore: Number.MAX_SAFE_INTEGER,
-      },
-      { whileOpen: true },
-    )
-    ctx.final(row, 'FAILED')
-    return
-  }
   // Behind a nonce of its sender's that no mined transaction uses yet: its own price is not what
   // holds it, unless the node holds every nonce before it (they wait on their price too, and a
   // replacement of each raises it).
@@ -317,6 +333,52 @@ async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {
     if (claimed) await ctx.update(claimed, { notBefore: later })
   }
   // Otherwise nothing changed and nothing is written: the next pass looks again.
+}
+
+/**
+ * How long after a look finds a send's nonce taken (its sender's mined count past it, no version of
+ * it mined) the look that confirms it comes, and ends it FAILED (`nonceTaken`): a node behind a
+ * load balancer whose receipts lag its count by a block, or a short reorg, does not end a send
+ * that is mined. Some five blocks on Ethereum's mainnet.
+ */
+export const NONCE_TAKEN_CONFIRM_MS = 60_000
+
+/**
+ * A send whose sender's mined count (`mined`) has passed its nonce while none of its versions has a
+ * receipt: another transaction of its sender took the nonce (a raw send's signer sent another at
+ * it straight to a node, the account's own send at it, a fill's send mined after all), so none of
+ * them can ever be mined. The first look that finds it records when (`nonceTakenSeenAt`) and looks
+ * again `NONCE_TAKEN_CONFIRM_MS` later; that look, finding the same (its receipts asked once
+ * more), ends it FAILED saying so, no longer asked about. It is never replaced or given to the
+ * node again meanwhile. What it reserved under spending limits, and a sponsored send's caps, stay
+ * counted, as for any send that reached a node (anything signed counts). A fill ends the same
+ * way: its nonce is used, nothing is left to fill.
+ */
+async function nonceTaken(ctx: SendContext, row: SendTransactionRow, mined: bigint): Promise<void> {
+  const now = ctx.runtime.now()
+  const seen = row.nonceTakenSeenAt
+  if (seen === undefined || now - seen < NONCE_TAKEN_CONFIRM_MS) {
+    // The first such look, or one come early (a backoff after a node that could not be reached):
+    // the confirming look is at the time the first set.
+    const claimed = await ctx.claim(row)
+    if (claimed)
+      await ctx.update(
+        claimed,
+        { nonceTakenSeenAt: seen ?? now, notBefore: (seen ?? now) + NONCE_TAKEN_CONFIRM_MS },
+        { whileOpen: true },
+      )
+    return
+  }
+  const message =
+    row.fills !== undefined
+      ? `nonce ${row.nonce} was taken by another transaction: nothing left to fill`
+      : `nonce ${row.nonce} of ${row.sender} was taken by another transaction (its mined count is ${mined}) and no version of this send was mined, so none can be; the service no longer follows it (what it reserved under spending limits stays counted)`
+  const ended = await ctx.update(
+    row,
+    { status: 'FAILED', error: { message }, notBefore: Number.MAX_SAFE_INTEGER },
+    { whileOpen: true },
+  )
+  if (ended) ctx.final(row, 'FAILED')
 }
 
 /**
