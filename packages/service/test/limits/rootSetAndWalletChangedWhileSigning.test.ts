@@ -18,42 +18,16 @@ import {
 import { refusal, submitRacing } from '../security/inFlight.ts'
 import { usePostgres, useTwoInstances } from '../support/twoInstances.ts'
 import { agentUser, signRequest, submitOk } from './agentGrant.ts'
+import { rootSetCases, type TwoRoots, twoRoots } from './rootSetChanges.ts'
 
 const postgres = usePostgres()
 
 const ETH = 10n ** 18n
 const ALLOWANCE = 10_000n
 
-/** Two root users (quorum 1), each under a user-scoped allowance of 10,000 wei a day on chain 1. */
-async function twoRoots(a: Harness) {
-  const [r1, r2] = [testKey(), testKey()]
-  const sub = await a.createSubOrganization({
-    keys: [r1, r2],
-    wallet: { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] },
-  })
-  const organizationId = sub.organizationId
-  const [u1, u2] = sub.userIds as [string, string]
-  const limitOf: Record<string, string> = {}
-  for (const userId of [u1, u2])
-    limitOf[userId] = resultOf(
-      'latchkey_create_spending_limit',
-      await submitOk(
-        a,
-        'latchkey_create_spending_limit',
-        {
-          spendingLimitName: `allowance of ${userId}`,
-          scope: { type: 'SPENDING_LIMIT_SCOPE_USER', userId },
-          window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
-          asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
-          amount: String(ALLOWANCE),
-        },
-        r2,
-        organizationId,
-      ),
-    ).spendingLimitId as string
-  const sign = (h: Harness, value: bigint) => signRequest(h, sub.addresses![0]!, r1, organizationId, value)
-  return { r1, r2, u1, u2, organizationId, limitOf, sign }
-}
+/** R1's signing of `value` wei on chain 1 (`rootSetCases`). */
+const sign = (t: TwoRoots, on: Harness, value: bigint) =>
+  signRequest(on, t.address, t.r1, t.organizationId, value)
 
 describe('a signing under a limit decides on the organization and its signer as of its lock (PostgreSQL, two instances)', () => {
   const pair = useTwoInstances('limits_root_set_wallet_changed', { postgres })
@@ -76,75 +50,7 @@ describe('a signing under a limit decides on the organization and its signer as 
 
 /** The three cases, the changes committed on the first harness, the signing sent to the second. */
 function changedWhileSigning(instances: () => [Harness, Harness]) {
-  it('a root user removed from the root set, then its limit deleted, while its signing is in flight: not signed', async () => {
-    const [a, b] = instances()
-    const t = await twoRoots(a)
-    // Control: the limit holds the root user (100 ETH is over it).
-    expect(refusal(await b.submit(...t.sign(b, 100n * ETH)))).toEqual([429, 'SPENDING_LIMIT_EXCEEDED'])
-    const signed = await submitRacing(
-      b,
-      async () => {
-        // R2 takes R1 out of the root set (R1 keeps its key, and no policy allows it anything)...
-        await submitOk(a, 'update_root_quorum', { threshold: 1, userIds: [t.u2] }, t.r2, t.organizationId)
-        // ...then drops R1's now pointless limit.
-        await submitOk(
-          a,
-          'latchkey_delete_spending_limit',
-          { spendingLimitId: t.limitOf[t.u1] },
-          t.r2,
-          t.organizationId,
-        )
-      },
-      ...t.sign(b, 100n * ETH),
-    )
-    // Every committed state refuses it: before, 429 (over the limit); after, 403 (not root, no policy).
-    expect(signed.status, JSON.stringify(signed.body?.activity?.result ?? signed.body)).not.toBe(200)
-    // And a fresh one now is refused by the policies.
-    expect((await b.submit(...t.sign(b, 100n * ETH))).status).toBe(403)
-  })
-
-  it('the root quorum raised to 2-of-2, then a root user’s limit deleted with both roots’ approval, while that user’s signing is in flight: not signed alone', async () => {
-    const [a, b] = instances()
-    const t = await twoRoots(a)
-    expect(refusal(await b.submit(...t.sign(b, 100n * ETH)))).toEqual([429, 'SPENDING_LIMIT_EXCEEDED'])
-    const signed = await submitRacing(
-      b,
-      async () => {
-        // The organization moves to 2-of-2 (every root signing needs both)...
-        await submitOk(
-          a,
-          'update_root_quorum',
-          { threshold: 2, userIds: [t.u1, t.u2] },
-          t.r2,
-          t.organizationId,
-        )
-        // ...then removes R1's limit, which the quorum now makes redundant: R2 proposes, R1 approves.
-        const proposed = await submitOk(
-          a,
-          'latchkey_delete_spending_limit',
-          { spendingLimitId: t.limitOf[t.u1] },
-          t.r2,
-          t.organizationId,
-          'ACTIVITY_STATUS_CONSENSUS_NEEDED',
-        )
-        await submitOk(
-          a,
-          'approve_activity',
-          { fingerprint: proposed.body.activity.fingerprint },
-          t.r1,
-          t.organizationId,
-        )
-      },
-      ...t.sign(b, 100n * ETH),
-    )
-    // Before: 1-of-1 but 429 over the limit; after: no limit but waits for R2 (CONSENSUS_NEEDED).
-    expect(
-      signed.body?.activity?.status,
-      JSON.stringify(signed.body?.activity?.result ?? signed.body),
-    ).not.toBe('ACTIVITY_STATUS_COMPLETED')
-    const fresh = await b.submit(...t.sign(b, 100n * ETH))
-    expect(fresh.body.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
-  })
+  rootSetCases('signing', instances, (a) => twoRoots(a, 'eip155:1'), sign)
 
   it('a wallet deleted while an agent’s signing with its key is in flight: the DENY on that wallet still holds (the signing is not judged without its wallet)', async () => {
     const [a, b] = instances()
