@@ -24,19 +24,6 @@ import {
 } from './sendingState.ts'
 import { RpcRefusedError } from './sendRpc.ts'
 
-declare module '../kernel/store/model.ts' {
-  interface SendTransactionRow {
-    /**
-     * An EVM send's: epoch ms of the look (`evmSender`'s `track`) that found its sender's mined
-     * count past its nonce with no version of it mined (another transaction took the nonce). A look
-     * `NONCE_TAKEN_CONFIRM_MS` later that finds the same ends it FAILED; one that finds the count
-     * back below its nonce (a reorg, a node behind a load balancer a block behind) clears it.
-     * Declared here, by the sender that writes it: no other code reads it.
-     */
-    nonceTakenSeenAt?: number
-  }
-}
-
 /** A node's refusal that means it already has this transaction. */
 const ALREADY_KNOWN = /already known|known transaction|already imported|already in (the )?mempool/i
 const NONCE_TOO_LOW = /nonce too low|nonce.*already been used|OldNonce/i

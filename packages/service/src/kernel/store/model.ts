@@ -434,6 +434,13 @@ export interface KeyringRow extends Row {
  */
 export interface SendTransactionRow extends Row {
   organizationId: string
+  /**
+   * An EVM send's: epoch ms of the look (`evmSender`'s `track`) that found its sender's mined
+   * count past its nonce with no version of it mined (another transaction took the nonce). A look
+   * `NONCE_TAKEN_CONFIRM_MS` later that finds the same ends it FAILED; one that finds the count
+   * back below its nonce (a reorg, a node behind a load balancer a block behind) clears it.
+   */
+  nonceTakenSeenAt?: number
   activityId: string
   caip2: string
   /** The account whose nonce the transaction uses (the sponsor's for a sponsored send). */
