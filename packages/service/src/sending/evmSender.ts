@@ -325,10 +325,12 @@ async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {
 /**
  * How long after a look finds a send's nonce taken (its sender's mined count past it, no version of
  * it mined) the look that confirms it comes, and ends it FAILED (`nonceTaken`): a node behind a
- * load balancer whose receipts lag its count by a block, or a short reorg, does not end a send
- * that is mined. Some five blocks on Ethereum's mainnet.
+ * load balancer whose receipts lag its count, a provider re-indexing its receipts, or a reorg,
+ * does not end a send that is mined (a minute did: a mined send whose receipt showed 61 s after
+ * the count ended FAILED for good, and an app retrying it ran its calls twice, at the sponsor's
+ * cost for a sponsored one). Ten minutes: a node whose receipts lag its count by more is broken.
  */
-export const NONCE_TAKEN_CONFIRM_MS = 60_000
+export const NONCE_TAKEN_CONFIRM_MS = 10 * 60_000
 
 /**
  * A send whose sender's mined count (`mined`) has passed its nonce while none of its versions has a
@@ -359,7 +361,7 @@ async function nonceTaken(ctx: SendContext, row: SendTransactionRow, mined: bigi
   const message =
     row.fills !== undefined
       ? `nonce ${row.nonce} was taken by another transaction: nothing left to fill`
-      : `nonce ${row.nonce} of ${row.sender} was taken by another transaction (its mined count is ${mined}) and no version of this send was mined, so none can be; the service no longer follows it (what it reserved under spending limits stays counted)`
+      : `nonce ${row.nonce} of ${row.sender} was taken by another transaction (its mined count is ${mined}) and no version of this send was mined, so none can be; the service no longer follows it (what it reserved under spending limits${row.sponsored ? " and the sponsor's caps" : ''} stays counted)`
   const ended = await ctx.update(
     row,
     { status: 'FAILED', error: { message }, notBefore: Number.MAX_SAFE_INTEGER },
