@@ -82,28 +82,18 @@ export class SharedAhead {
   constructor(
     /** What the group's first statement found, keyed as `lookupKey` keys a lookup. */
     readonly ahead: ReadonlyMap<string, string[]>,
-    /** The ids of the rows of each array of `ahead`, in the same order (`Queries.lookupMany`'s `ids`), where known. */
-    readonly ids?: ReadonlyMap<string[], string[]>,
+    /** The ids of the rows of each array of `ahead`, in the same order (`Queries.lookupMany`'s `ids`). */
+    readonly ids: ReadonlyMap<string[], string[]>,
   ) {}
 
-  /** The ids of the rows `found` (what `ahead` holds for a lookup), in order; undefined when a document is damaged. */
-  idsOf(wanted: Wanted, found: string[]): readonly string[] | undefined {
+  /**
+   * The ids of the rows `found` (what `ahead` holds for a lookup), in order; undefined if the read
+   * did not give them (the transaction then reads the database).
+   */
+  idsOf(found: string[]): readonly string[] | undefined {
     if (found.length === 0) return found
-    const known = this.ids?.get(found)
-    if (known && known.length === found.length) return known
-    if ('id' in wanted) return found.map(() => wanted.id)
-    const ids: string[] = []
-    for (const text of found) {
-      let id: unknown
-      try {
-        id = (JSON.parse(text) as { id?: unknown }).id
-      } catch {
-        return undefined
-      }
-      if (typeof id !== 'string') return undefined
-      ids.push(id)
-    }
-    return ids
+    const ids = this.ids.get(found)
+    return ids?.length === found.length ? ids : undefined
   }
 
   /** Takes what one transaction wrote (in order) and the part of it not sent yet. */
@@ -273,7 +263,7 @@ export class Transaction implements Reads {
         break
       }
     if (!earlier?.size && !own) return found
-    const ids = shared.idsOf(wanted, found)
+    const ids = shared.idsOf(found)
     if (!ids) return undefined
     // What was read, as it was, when no row written since is one of them or one it now finds
     // (the rows of other organizations a group wrote), and it is in the order built below.
