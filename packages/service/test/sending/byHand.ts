@@ -101,11 +101,45 @@ export async function passHolding(
 /** The wei a signed transaction `raw` transfers. */
 export const transferred = (raw: string) => (Transaction.fromHex(raw).raw as { value: bigint }).value
 
-/** The node's JSON-RPC answer to call `id` refusing it with `message`. */
-export const nodeRefusal = (id: number | undefined, message: string) =>
-  new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32000, message } }), {
+/** The node's JSON-RPC reply to call `id`, `result` or `error` as given. */
+const nodeReply = (body: Record<string, unknown>) =>
+  new Response(JSON.stringify({ jsonrpc: '2.0', ...body }), {
     headers: { 'content-type': 'application/json' },
   })
+
+/** The node's JSON-RPC answer to call `id` refusing it with `message`. */
+export const nodeRefusal = (id: number | undefined, message: string) =>
+  nodeReply({ id, error: { code: -32000, message } })
+
+/** The node's JSON-RPC answer to call `id` with `result`. */
+export const nodeAnswer = (id: number | undefined, result: unknown) => nodeReply({ id, result })
+
+/**
+ * A node whose receipts lag its count while `lagging()` (a load-balanced provider whose receipt
+ * index is behind): every `eth_getTransactionReceipt` answers null then; every other call, and
+ * every call otherwise, goes to `next`.
+ */
+export function receiptsLagging(lagging: () => boolean, next: typeof fetch = fetch): typeof fetch {
+  return async (input, init) => {
+    const body = JSON.parse(String(init?.body)) as { id?: number; method: string }
+    if (lagging() && body.method === 'eth_getTransactionReceipt') return nodeAnswer(body.id, null)
+    return next(input, init)
+  }
+}
+
+/** A transfer of 1 wei to DEAD at `nonce` on the chain, signed with `key` at the fees given. */
+export const signedTransfer = (key: Uint8Array | string, nonce: bigint, maxFeePerGas: bigint, tip: bigint) =>
+  Transaction.prepare({
+    to: DEAD,
+    value: 1n,
+    nonce,
+    chainId: 31337n,
+    gasLimit: 21_000n,
+    maxFeePerGas,
+    maxPriorityFeePerGas: tip,
+  })
+    .signBy(key as never)
+    .toHex()
 
 /**
  * A `fetch` that counts the service's JSON-RPC calls by method, holds the broadcast of every

@@ -12,13 +12,25 @@
 // replaced or given to the node again meanwhile. A node whose receipts lag its count (a load
 // balancer a block behind), or a count that goes back (a reorg), does not end a send that is mined.
 // Node calls are counted; the worker is run by hand, the service's clock moved.
-import { addr, Transaction } from 'micro-eth-signer'
+import { addr } from 'micro-eth-signer'
 import { serializeTransaction } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { fillIdOf, NONCE_TAKEN_CONFIRM_MS, SEND_EXPIRES_AFTER_MS } from '../../src/sending/evmSender.ts'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
 import { limitedSubOrganization, resultOf } from '../../src/testing/harness.ts'
-import { byHandService, CAIP2, chainForFile, countingFetch, DEAD, GWEI, PRICE, passes } from './byHand.ts'
+import {
+  byHandService,
+  CAIP2,
+  chainForFile,
+  countingFetch,
+  DEAD,
+  GWEI,
+  nodeAnswer,
+  PRICE,
+  passes,
+  receiptsLagging,
+  signedTransfer,
+} from './byHand.ts'
 import { endUser, receiptOf } from './sendSupport.ts'
 
 /** The worker's passes in the confirming look's window, ms of the harness's clock apart (the send is not due between them). */
@@ -26,25 +38,6 @@ const STEP = 5_000
 
 const chain = chainForFile()
 const total = (calls: Map<string, number>) => [...calls.values()].reduce((sum, n) => sum + n, 0)
-
-const transfer = (key: Uint8Array | string, nonce: bigint, maxFeePerGas: bigint, tip: bigint) =>
-  Transaction.prepare({
-    to: DEAD,
-    value: 1n,
-    nonce,
-    chainId: 31337n,
-    gasLimit: 21_000n,
-    maxFeePerGas,
-    maxPriorityFeePerGas: tip,
-  })
-    .signBy(key as never)
-    .toHex()
-
-/** A JSON-RPC answer to call `id` with `result`. */
-const answer = (id: number | undefined, result: unknown) =>
-  new Response(JSON.stringify({ jsonrpc: '2.0', id, result }), {
-    headers: { 'content-type': 'application/json' },
-  })
 
 describe('a send whose nonce another transaction took', { timeout: 300_000 }, () => {
   it("ends FAILED saying so ten minutes after its sender's mined count passed its nonce with no version mined, and is asked about no more", async () => {
@@ -56,7 +49,7 @@ describe('a send whose nonce another transaction took', { timeout: 300_000 }, ()
       const key = addr.random()
       await chain.fund(key.address, 10n ** 17n)
       const nonce = BigInt((await chain.rpc('eth_getTransactionCount', [key.address, 'latest'])) as string)
-      const mine = transfer(key.privateKey, nonce, 2n * GWEI, GWEI)
+      const mine = signedTransfer(key.privateKey, nonce, 2n * GWEI, GWEI)
       await chain.rpc('evm_setAutomine', [false])
       let id: string
       try {
@@ -71,7 +64,9 @@ describe('a send whose nonce another transaction took', { timeout: 300_000 }, ()
         await worker.pass() // broadcast: the node holds it, unmined
         expect((await h.service.store.get('sendTransactions', id))!.status).toBe('BROADCASTED')
         // The same key's other transaction at that nonce, at a higher price, straight to the node; mined.
-        await chain.rpc('eth_sendRawTransaction', [transfer(key.privateKey, nonce, 4n * GWEI, 2n * GWEI)])
+        await chain.rpc('eth_sendRawTransaction', [
+          signedTransfer(key.privateKey, nonce, 4n * GWEI, 2n * GWEI),
+        ])
         await chain.rpc('evm_mine', [])
       } finally {
         await chain.rpc('evm_setAutomine', [true])
@@ -209,12 +204,15 @@ describe('a send whose nonce another transaction took', { timeout: 300_000 }, ()
     const counting = countingFetch()
     let receiptsLag = false
     let count: string | undefined
-    const node: typeof fetch = async (input, init) => {
-      const body = JSON.parse(String(init?.body)) as { id?: number; method: string }
-      if (receiptsLag && body.method === 'eth_getTransactionReceipt') return answer(body.id, null)
-      if (count !== undefined && body.method === 'eth_getTransactionCount') return answer(body.id, count)
-      return counting.fetch(input, init)
-    }
+    const node = receiptsLagging(
+      () => receiptsLag,
+      async (input, init) => {
+        const body = JSON.parse(String(init?.body)) as { id?: number; method: string }
+        if (count !== undefined && body.method === 'eth_getTransactionCount')
+          return nodeAnswer(body.id, count)
+        return counting.fetch(input, init)
+      },
+    )
     const h = await byHandService(chain, node)
     const worker = startSendWorker(h.service.runtime, { loop: false })
     try {

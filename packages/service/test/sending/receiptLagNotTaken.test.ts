@@ -7,49 +7,56 @@
 // app retrying it ran its calls twice (for a sponsored send, at the sponsor's cost). Found by the
 // audit of 1c80e925. The confirming look now comes ten minutes later: receipts lagging 90 s (past
 // the old minute), raw and sponsored, end INCLUDED once they show. Fails with a one-minute window.
-import { addr, Transaction } from 'micro-eth-signer'
+import { addr } from 'micro-eth-signer'
 import { describe, expect, it } from 'vitest'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
-import { resultOf } from '../../src/testing/harness.ts'
-import { byHandService, CAIP2, chainForFile, DEAD, GWEI, passes } from './byHand.ts'
-import { endUser, receiptOf } from './sendSupport.ts'
+import { type Harness, resultOf } from '../../src/testing/harness.ts'
+import {
+  byHandService,
+  CAIP2,
+  chainForFile,
+  DEAD,
+  GWEI,
+  passes,
+  receiptsLagging,
+  signedTransfer,
+} from './byHand.ts'
+import { endUser, erc20Call, receiptOf, sponsoredService } from './sendSupport.ts'
 
 const chain = chainForFile()
 
 /** How long the node's receipts lag its count: past the minute the confirming look used to wait. */
 const LAG_MS = 90_000
 
-const answer = (id: number | undefined, result: unknown) =>
-  new Response(JSON.stringify({ jsonrpc: '2.0', id, result }), {
-    headers: { 'content-type': 'application/json' },
-  })
+/**
+ * The mined send `id`'s row after its receipts lag for `LAG_MS` (`during`) and then after ten
+ * minutes of the worker's passes with its receipt showing (`after`).
+ */
+async function lagThenShow(h: Harness, worker: { pass(): Promise<void> }, lag: { on: boolean }, id: string) {
+  lag.on = true
+  await passes(h, worker, LAG_MS / 250, 250)
+  const during = (await h.service.store.get('sendTransactions', id))!
+  // The receipt shows now; the worker keeps passing (ten minutes of its passes).
+  lag.on = false
+  await passes(h, worker, 40, 15_000)
+  const after = (await h.service.store.get('sendTransactions', id))!
+  return { during, after }
+}
 
 describe('a mined send whose receipt lags past the confirming look', { timeout: 120_000 }, () => {
   it('is INCLUDED once its receipt shows, not FAILED as "nonce taken" for good', async () => {
-    let receiptsLag = false
-    const node: typeof fetch = async (input, init) => {
-      const body = JSON.parse(String(init?.body)) as { id?: number; method: string }
-      if (receiptsLag && body.method === 'eth_getTransactionReceipt') return answer(body.id, null)
-      return fetch(input, init)
-    }
-    const h = await byHandService(chain, node)
+    const lag = { on: false }
+    const h = await byHandService(
+      chain,
+      receiptsLagging(() => lag.on),
+    )
     const worker = startSendWorker(h.service.runtime, { loop: false })
     try {
       const user = await endUser(h)
       const key = addr.random()
       await chain.fund(key.address, 10n ** 17n)
       const nonce = BigInt((await chain.rpc('eth_getTransactionCount', [key.address, 'latest'])) as string)
-      const signed = Transaction.prepare({
-        to: DEAD,
-        value: 1n,
-        nonce,
-        chainId: 31337n,
-        gasLimit: 21_000n,
-        maxFeePerGas: 2n * GWEI,
-        maxPriorityFeePerGas: GWEI,
-      })
-        .signBy(key.privateKey as never)
-        .toHex()
+      const signed = signedTransfer(key.privateKey, nonce, 2n * GWEI, GWEI)
       h.clock.set(Date.now())
       const reply = await h.submit(
         'eth_send_raw_transaction',
@@ -62,14 +69,7 @@ describe('a mined send whose receipt lags past the confirming look', { timeout: 
       )!.id
       await worker.pass() // broadcast; anvil mines it at once
       expect(await receiptOf(chain, transactionHash)).not.toBeNull()
-      // The node's receipts lag its count for 90 s.
-      receiptsLag = true
-      await passes(h, worker, LAG_MS / 250, 250)
-      const during = (await h.service.store.get('sendTransactions', id))!
-      // The receipt shows now; the worker keeps passing (ten minutes of its passes).
-      receiptsLag = false
-      await passes(h, worker, 40, 15_000)
-      const after = (await h.service.store.get('sendTransactions', id))!
+      const { during, after } = await lagThenShow(h, worker, lag, id)
       const status = await h.query('get_send_transaction_status', { sendTransactionStatusId: id }, user.as)
       expect(
         {
@@ -89,14 +89,13 @@ describe('a mined send whose receipt lags past the confirming look', { timeout: 
 
 describe('a mined sponsored send whose receipt lags past the confirming look', { timeout: 120_000 }, () => {
   it('is INCLUDED once its receipt shows (its calls ran, the sponsor paid), not FAILED for good', async () => {
-    const { sponsoredService, erc20Call } = await import('./sendSupport.ts')
-    let receiptsLag = false
-    const node: typeof fetch = async (input, init) => {
-      const body = JSON.parse(String(init?.body)) as { id?: number; method: string }
-      if (receiptsLag && body.method === 'eth_getTransactionReceipt') return answer(body.id, null)
-      return fetch(input, init)
-    }
-    const h = await sponsoredService(chain, {}, { worker: false, pollIntervalMs: 250 }, { fetch: node })
+    const lag = { on: false }
+    const h = await sponsoredService(
+      chain,
+      {},
+      { worker: false, pollIntervalMs: 250 },
+      { fetch: receiptsLagging(() => lag.on) },
+    )
     const worker = startSendWorker(h.service.runtime, { loop: false })
     try {
       const user = await endUser(h)
@@ -106,12 +105,7 @@ describe('a mined sponsored send whose receipt lags past the confirming look', {
       const { txHash } = (await h.service.store.get('sendTransactions', id))!
       const receipt = (await receiptOf(chain, txHash)) as { status: string } | null
       expect(receipt?.status).toBe('0x1')
-      receiptsLag = true
-      await passes(h, worker, LAG_MS / 250, 250)
-      const during = (await h.service.store.get('sendTransactions', id))!
-      receiptsLag = false
-      await passes(h, worker, 40, 15_000)
-      const after = (await h.service.store.get('sendTransactions', id))!
+      const { during, after } = await lagThenShow(h, worker, lag, id)
       expect(
         { during: during.status, after: after.status, error: after.error?.message },
         'mined sponsored send left FAILED as "nonce taken"',
