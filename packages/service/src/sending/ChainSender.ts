@@ -72,6 +72,14 @@ export interface ChainSender {
    * else it writes (a replacement). @default false: every step runs under the worker's lease.
    */
   readonly tracksWithoutLease?: boolean
+  /**
+   * A PENDING send never attempted, claimed again after an earlier claim's lease ran out with
+   * nothing recorded (its process died mid-broadcast, or the write after the node's answer
+   * failed), counts that claim as an attempt whose answer was lost (`attempts`): the node may have
+   * taken it, and may have mined it. For a sender whose PENDING sends wait only on a claim before
+   * their first attempt (a `notBefore` past 0 then is a lease). @default false
+   */
+  readonly countsLostClaims?: boolean
   /** Broadcasts a PENDING send (committed with its activity), then writes BROADCASTED, or fails it. */
   broadcast(ctx: SendContext, row: SendTransactionRow): Promise<void>
   /** Follows a BROADCASTED send: writes its final status once the chain has one. */

@@ -37,6 +37,7 @@ const UNDERPRICED = /underpriced|fee too low|replacement transaction/i
 export const evmSender: ChainSender = {
   namespace: 'eip155',
   tracksWithoutLease: true,
+  countsLostClaims: true,
   broadcast,
   track,
   status: (row) => ({ eth: { txHash: row.txHash, ...(row.receipt ? { receipt: row.receipt } : {}) } }),
@@ -54,9 +55,18 @@ async function broadcast(ctx: SendContext, row: SendTransactionRow): Promise<voi
       // Either this very transaction is already mined (broadcast before a crash) or another one
       // took the nonce: the receipt tells.
       if (await settle(ctx, row)) return
-      // None of its versions is mined as far as the node answers; one whose broadcast may have
-      // reached a node (an answer lost, a receipt a lagging node does not show yet) keeps what it
-      // reserved, as any send that may have reached a node does.
+      if (mayBeOnANode(row) && row.nonce !== undefined) {
+        // A version of it may be the one mined, its receipt not shown yet (a provider whose
+        // receipts lag its count): its nonce looks taken, confirmed as a broadcast send's is.
+        const now = ctx.runtime.now()
+        const seen = row.nonceTakenSeenAt ?? now
+        await waitOnEarlierVersion(ctx, row, {
+          nonceTakenSeenAt: seen,
+          notBefore: Math.max(now, seen + NONCE_TAKEN_CONFIRM_MS),
+        })
+        return
+      }
+      // No version of it can have reached a node: another transaction took the nonce.
       await ctx.fail(
         row,
         row.fills === undefined
@@ -82,6 +92,15 @@ async function broadcast(ctx: SendContext, row: SendTransactionRow): Promise<voi
     } else if (row.fills !== undefined) {
       // A fill is not given up while its nonce is empty: signed again at the market's price, later.
       await refill(ctx, row)
+      return
+    } else if (mayBeOnANode(row) && (row.priorHashes ?? []).length > 0) {
+      // A replacement refused (its raised fee past what its sender holds, past a node's fee cap,
+      // or its price still too low after the last raise): the version it replaces may be in a
+      // node's pool and mined later. The send waits on it, replaced no more.
+      await waitOnEarlierVersion(ctx, row, {
+        replacements: options.maxReplacements,
+        notBefore: ctx.runtime.now() + options.pollIntervalMs,
+      })
       return
     } else {
       await failUnmined(ctx, row, `the node refused the transaction: ${error.message}`)
@@ -368,6 +387,80 @@ async function nonceTaken(ctx: SendContext, row: SendTransactionRow, mined: bigi
     { whileOpen: true },
   )
   if (ended) ctx.final(row, 'FAILED')
+}
+
+/**
+ * A version of `row` the node refused (at its broadcast) while an earlier version of it may be on a
+ * node, broadcast or mined: the send is BROADCASTED again, followed through every version it
+ * tracks until one is mined, its nonce is confirmed taken (`nonceTaken`), or it expires, never
+ * ended FAILED on the refusal. A replacement the node refused goes back to the version it replaced
+ * where the node still answers it (`earlierVersion`): the row's signed transaction, hash and fees
+ * are that version's again, and the refused one is no longer asked about (the node took nothing of
+ * it, as for a refused fill's version, `refill`). Where the node does not answer it, the refused
+ * version stays the row's and every version stays tracked. `changes` are written with it.
+ */
+async function waitOnEarlierVersion(
+  ctx: SendContext,
+  row: SendTransactionRow,
+  changes: Partial<SendTransactionRow>,
+): Promise<void> {
+  const earlier = await earlierVersion(ctx, row)
+  await ctx.update(row, { ...earlier, status: 'BROADCASTED', ...changes }, { whileOpen: true })
+}
+
+/**
+ * The version of `row` its last replacement replaced (the last of `priorHashes`), rebuilt from the
+ * node's `eth_getTransactionByHash`: the replacement's own fields at that version's fees and
+ * signature, which must hash to it. What the row records of it (with `priorHashes` less it);
+ * undefined when the node does not answer it or what it answers does not rebuild it (a signature
+ * is random: signing its fields again would make another transaction).
+ */
+async function earlierVersion(
+  ctx: SendContext,
+  row: SendTransactionRow,
+): Promise<Partial<SendTransactionRow> | undefined> {
+  const prior = row.priorHashes ?? []
+  const hash = prior.at(-1)
+  if (hash === undefined || !row.fees) return undefined
+  const found = (await ctx.rpc('eth_getTransactionByHash', [hash])) as Record<string, unknown> | null
+  if (!found) return undefined
+  const [maxFeePerGas, maxPriorityFeePerGas, r, s, yParity] = [
+    found.maxFeePerGas,
+    found.maxPriorityFeePerGas,
+    found.r,
+    found.s,
+    found.yParity ?? found.v,
+  ].map(quantityOf)
+  if (
+    maxFeePerGas === undefined ||
+    maxPriorityFeePerGas === undefined ||
+    r === undefined ||
+    s === undefined ||
+    (yParity !== 0n && yParity !== 1n)
+  )
+    return undefined
+  try {
+    const refused = Transaction.fromHex(row.signedTransaction)
+    const { r: _r, s: _s, yParity: _y, ...unsigned } = refused.raw as Record<string, unknown>
+    const version = new Transaction(
+      refused.type,
+      { ...unsigned, maxFeePerGas, maxPriorityFeePerGas, r, s, yParity: Number(yParity) } as never,
+      { strict: false },
+    )
+    if (version.hash.toLowerCase() !== hash.toLowerCase()) return undefined
+    return {
+      signedTransaction: version.toHex(),
+      txHash: hash,
+      priorHashes: prior.length > 1 ? prior.slice(0, -1) : undefined,
+      fees: {
+        gasLimit: row.fees.gasLimit,
+        maxFeePerGas: maxFeePerGas.toString(),
+        maxPriorityFeePerGas: maxPriorityFeePerGas.toString(),
+      },
+    }
+  } catch {
+    return undefined
+  }
 }
 
 /**

@@ -129,7 +129,14 @@ async function claim(runtime: Runtime, row: SendTransactionRow) {
   return runtime.store.transaction(async (tx) => {
     const current = await tx.get('sendTransactions', row.id)
     if (!current || current.status !== row.status || current.notBefore > runtime.now()) return undefined
-    const claimed = { ...current, notBefore: runtime.now() + leaseMs }
+    // An earlier claim of its first broadcast ended with nothing recorded: that broadcast may have
+    // reached the node (`ChainSender.countsLostClaims`).
+    const lost =
+      current.status === 'PENDING' &&
+      current.attempts === 0 &&
+      current.notBefore > 0 &&
+      senderOf(runtime, current)?.countsLostClaims === true
+    const claimed = { ...current, notBefore: runtime.now() + leaseMs, ...(lost ? { attempts: 1 } : {}) }
     await tx.put('sendTransactions', claimed)
     return claimed
   })
