@@ -111,6 +111,18 @@ const activityRules: AdmissionRules<ActivityHandler> = {
 const runsOnSnapshot = (path: string, handler: ActivityHandler) =>
   ACTIVITIES[path as ActivityPath].readOnly || Boolean(handler.createsOnly)
 
+/**
+ * The organization a snapshot run's rows go in only while it exists (`Store.transaction`'s
+ * `owner`): a new activity's that creates rows (`createsOnly`: a wallet) in a sub-organization,
+ * the one kind `delete_sub_organization` deletes. Its run decides on the organization as admission
+ * read it and reads nothing a deletion writes: without it, one in flight while the sub-organization
+ * is deleted would answer COMPLETED with a wallet left behind in no organization, made past the
+ * deletion's export guard (`deleteWithoutExport`). A read-only activity writes only its record,
+ * which the deletion keeps; a top-level organization is never deleted.
+ */
+const ownedBy = ({ handler, organization }: Submission): { owner?: string } =>
+  handler.createsOnly && organization.parentOrganizationId !== undefined ? { owner: organization.id } : {}
+
 /** An admitted activity, as the phases after admission see it. */
 interface Submission {
   runtime: Runtime
@@ -452,7 +464,7 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
       // lock) reads one snapshot taken under its locks, without SERIALIZABLE's predicate locks:
       // it cannot fail another organization's commit, nor be rerun for one (`isolation`). Its
       // snapshot is not the request's reads, which were read before the lock.
-      ...(onSnapshot && keys.length === 0 ? { snapshot: submission.reads } : {}),
+      ...(onSnapshot && keys.length === 0 ? { snapshot: submission.reads, ...ownedBy(submission) } : {}),
       // What the plugins that order it read (a spending limit's rows) and what its decision and
       // run rest on (the caller's credential and user, the organization, the policies, the
       // signer: `decisionLookups`) come from one statement after the lock, as of that snapshot

@@ -517,7 +517,36 @@ export class Queries {
     rows: readonly RowValues[],
     { replace = false }: { replace?: boolean } = {},
   ): Promise<void> {
-    // Each table's first array parameter, then each table's columns' arrays, in table order.
+    await this.fromArrays(db, rows, { replace })
+  }
+
+  /**
+   * `insertMany` of rows that each belong to a row of `table` (`owners`, one per row, null for
+   * none), in one statement that lets a row in only while its owner exists and rewrites each
+   * owner unchanged (`arrays.insertFromArrays`' `owners`): a transaction that deletes an owner
+   * and began before the statement conflicts with it. Returns the owners found; the rows of the
+   * others were left out.
+   */
+  async insertOwned(
+    db: Execute,
+    rows: readonly RowValues[],
+    { table, owners }: { table: TableName; owners: readonly (string | null)[] },
+  ): Promise<Set<string>> {
+    const result = await this.fromArrays(db, rows, { owners: { table, of: owners } })
+    return new Set(result.rows.map((row) => String(row.id)))
+  }
+
+  private fromArrays(
+    db: Execute,
+    rows: readonly RowValues[],
+    {
+      replace = false,
+      owners,
+    }: { replace?: boolean; owners?: { table: TableName; of: readonly (string | null)[] } },
+  ) {
+    // Each table's first array parameter, then each table's columns' arrays (and its rows'
+    // owners), in table order; the owners' ids last.
+    const width = owners ? 1 : 0
     const startOf = new Map<TableName, number>()
     for (const row of rows) startOf.set(row.table, 0)
     const tables = [...startOf.keys()].sort()
@@ -527,31 +556,34 @@ export class Queries {
     columns.forEach((names, k) => {
       starts.push(next)
       startOf.set(tables[k]!, next)
-      next += names.length
+      next += names.length + width
     })
     const values: (string | null)[][] = []
     for (let k = 0; k < next; k++) values.push([])
-    for (const row of rows) {
+    rows.forEach((row, index) => {
       const start = startOf.get(row.table)!
       const columnValues = row.values
       for (let i = 0; i < columnValues.length; i++) values[start + i]!.push(columnValues[i]!)
-    }
+      if (owners) values[start + columnValues.length]!.push(owners.of[index] ?? null)
+    })
+    const ids = owners ? [...new Set(owners.of.filter((id) => id !== null))] : []
     const { insertFromArrays } = this.arrays
-    await this.run(
+    return this.run(
       db,
-      `${replace ? 'replaceMany' : 'insertMany'}:${tables.join(',')}`,
+      `${replace ? 'replaceMany' : owners ? `insertOwned:${owners.table}` : 'insertMany'}:${tables.join(',')}`,
       (p) => {
         const statement = insertFromArrays(
           tables.map((table, k) => ({
             table,
             columns: columns[k]!,
             arrays: columns[k]!.map((_, i) => sql.val(p(starts[k]! + i))),
+            ...(owners ? { owners: sql.val(p(starts[k]! + columns[k]!.length)) } : {}),
           })),
-          { replace },
+          { replace, ...(owners ? { owners: { table: owners.table, ids: sql.val(p(next)) } } : {}) },
         )
         return { compile: () => statement.compile(this.compiler) }
       },
-      values,
+      owners ? [...values, ids] : values,
     )
   }
 

@@ -35,6 +35,12 @@ export interface MigrationState {
   current: boolean
 }
 
+/** A snapshot run's rows, and the organization they belong to (`TransactionOptions.owner`). */
+interface OwnedRows {
+  rows: RowValues[]
+  owner: string | undefined
+}
+
 /** How a transaction is isolated (`Store.transaction`'s `isolation`). */
 export type Isolation = 'serializable' | 'snapshot'
 
@@ -131,6 +137,17 @@ export interface TransactionOptions {
    * a statement that could see them and before its commit (`Transaction`'s `defersWrites`).
    */
   readAhead?: readonly Lookup[]
+  /**
+   * A snapshot run's organization (`snapshot`): the one its new rows belong to, which it decided
+   * on as of its snapshot. Its rows go in only while that organization's row exists, by one
+   * statement that also rewrites the row unchanged (`Queries.insertOwned`): a transaction that
+   * deletes the organization (`delete_sub_organization`) either committed first, and nothing goes
+   * in (`fn` runs again in a transaction, which sees it gone), or began before and conflicts on the
+   * row when it deletes it (rerun, it sees the new rows). Without it a run decided as of its
+   * snapshot could add rows to an organization deleted since. Where there is no snapshot run
+   * (SQLite, a rerun) the transaction reads what it decides on, and this is not needed.
+   */
+  owner?: string
 }
 
 export class Store implements Reads {
@@ -159,8 +176,11 @@ export class Store implements Reads {
   private readonly lockGroups: GroupCommit | undefined
   /** Where the backend `batchesRequests`: concurrent requests' reads ahead, one statement a batch. */
   private readonly lookups: Coalescer<Lookup[], Map<string, string[]>> | undefined
-  /** Where the backend `batchesRequests`: concurrent snapshot runs' inserts, one statement a batch. */
-  private readonly inserts: Coalescer<RowValues[], void> | undefined
+  /**
+   * Where the backend `batchesRequests`: concurrent snapshot runs' inserts, one statement a batch;
+   * each answered whether its rows went in (`TransactionOptions.owner`).
+   */
+  private readonly inserts: Coalescer<OwnedRows, boolean> | undefined
 
   private constructor(
     /** Reached only by the store's own files (`kyselyOf`): the rest uses the named operations. */
@@ -211,11 +231,8 @@ export class Store implements Reads {
         timed,
       })
       this.inserts = new Coalescer({
-        many: async (batches) => {
-          await this.queries.insertMany(this.execute, batches.flat())
-          return batches.map(() => undefined)
-        },
-        one: (rows) => this.queries.insertMany(this.execute, rows),
+        many: (batches) => this.insertRows(batches),
+        one: async (batch) => (await this.insertRows([batch]))[0]!,
         shared,
         ...BATCHING,
         linger,
@@ -541,7 +558,7 @@ export class Store implements Reads {
     for (let attempt = 1; ; attempt++) {
       try {
         if (snapshot && attempt === 1) {
-          const done = await this.guard(() => this.atOnce(fn, snapshot))
+          const done = await this.guard(() => this.atOnce(fn, snapshot, options.owner))
           if (done) return done.value
         }
         if (this.groups) {
@@ -586,12 +603,28 @@ export class Store implements Reads {
   }
 
   /**
+   * The rows of snapshot runs, in one statement, and whether each run's went in: all of them, or
+   * (when a run names its `owner`) those whose organization still exists (`insertOwned`).
+   */
+  private async insertRows(batches: readonly OwnedRows[]): Promise<boolean[]> {
+    const rows = batches.length === 1 ? batches[0]!.rows : batches.flatMap((batch) => batch.rows)
+    if (batches.every((batch) => batch.owner === undefined)) {
+      await this.queries.insertMany(this.execute, rows)
+      return batches.map(() => true)
+    }
+    const owners = batches.flatMap((batch) => batch.rows.map(() => batch.owner ?? null))
+    const found = await this.queries.insertOwned(this.execute, rows, { table: 'organizations', owners })
+    return batches.map((batch) => batch.owner === undefined || found.has(batch.owner))
+  }
+
+  /**
    * A snapshot run of `fn` (see `transaction`): its value once its writes are sent, or undefined
-   * when it needed more than the snapshot (nothing was written).
+   * when it needed more than the snapshot, or its `owner` was gone (nothing was written).
    */
   private async atOnce<R>(
     fn: (tx: Transaction) => Promise<R> | R,
     snapshot: Reads,
+    owner: string | undefined,
   ): Promise<{ value: R } | undefined> {
     const tx = new Transaction({
       execute: this.execute,
@@ -600,7 +633,10 @@ export class Store implements Reads {
       attempt: 1,
       written: new Set(),
       snapshot,
-      ...(this.inserts ? { insert: (rows: RowValues[]) => this.inserts!.run(rows) } : {}),
+      insert: (rows: RowValues[]) =>
+        this.inserts
+          ? this.inserts.run({ rows, owner })
+          : this.insertRows([{ rows, owner }]).then(([went]) => went!),
     })
     let value: R
     try {
@@ -611,7 +647,7 @@ export class Store implements Reads {
     }
     if (tx.missed) return undefined
     await tx.flush()
-    return { value }
+    return tx.missed ? undefined : { value }
   }
 
   /** `fn` in a database transaction of its own, on one connection, every statement sent straight to it. */

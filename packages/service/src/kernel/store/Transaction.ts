@@ -39,8 +39,11 @@ export interface TransactionOptions {
    * by one statement, and writes are kept until `flush` sends them as one statement of inserts.
    */
   snapshot?: Reads
-  /** Sends a snapshot run's rows at `flush` (the store's, merged with other requests' rows). */
-  insert?: (rows: RowValues[]) => Promise<void>
+  /**
+   * Sends a snapshot run's rows at `flush` (the store's, merged with other requests' rows): false
+   * when none went in, the organization they belong to being gone (`Store.transaction`'s `owner`).
+   */
+  insert?: (rows: RowValues[]) => Promise<boolean>
   /** The locks held for this transaction: `Store.transaction`'s `locks`, then what `lock` takes. */
   held?: Set<string>
   /**
@@ -165,7 +168,7 @@ export class Transaction implements Reads {
   private readonly written: Set<TableName>
   private readonly cache: ReadCache | undefined
   private readonly snapshot: Reads | undefined
-  private readonly insert: ((rows: RowValues[]) => Promise<void>) | undefined
+  private readonly insert: ((rows: RowValues[]) => Promise<boolean>) | undefined
   private readonly held: Set<string>
   private readonly ahead: ReadonlyMap<string, string[]> | undefined
   private readonly defers: boolean
@@ -349,15 +352,16 @@ export class Transaction implements Reads {
 
   /**
    * Sends a snapshot run's writes, all in one statement (inserts only: a row that exists fails it),
-   * or the writes a transaction that `defersWrites` kept (before its commit).
+   * or the writes a transaction that `defersWrites` kept (before its commit). A snapshot run whose
+   * rows did not go in (`insert`: their organization is gone) is dropped, as one that `missed`.
    */
   async flush(): Promise<void> {
     if (this.shared) return this.handOver()
     if (this.defers) return this.settle()
     const rows = this.pending.splice(0)
     if (rows.length === 0) return
-    if (this.insert) await this.insert(rows)
-    else await this.queries.insertMany(this.execute, rows)
+    if (!this.insert) await this.queries.insertMany(this.execute, rows)
+    else if (!(await this.insert(rows))) this.missed = true
   }
 
   /**

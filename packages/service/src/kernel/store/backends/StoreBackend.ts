@@ -42,10 +42,22 @@ export interface ArrayStatements {
    * nothing: a row whose id (or any unique field) exists fails the whole statement; with
    * `replace`, a row whose id exists is replaced instead (another unique field still fails it).
    * The first column is the id, and an id appears at most once per table.
+   *
+   * With `owners`, each insert's `owners` array names, for each of its rows, the id of the row of
+   * `owners.table` it belongs to (null: none), and `owners.ids` lists those ids: a row goes in
+   * only if its owner exists as the statement runs. The statement rewrites each owner unchanged
+   * (a new version of it, under its row lock), so a transaction that deletes or rewrites an owner
+   * either did so first (its rows do not go in) or, having begun before this committed, conflicts
+   * on it and reruns. It returns the owners that exist (one row each, column `id`).
    */
   insertFromArrays(
-    inserts: { table: string; columns: string[]; arrays: Expression<unknown>[] }[],
-    options?: { replace?: boolean },
+    inserts: {
+      table: string
+      columns: string[]
+      arrays: Expression<unknown>[]
+      owners?: Expression<unknown>
+    }[],
+    options?: { replace?: boolean; owners?: { table: string; ids: Expression<unknown> } },
   ): RawBuilder<unknown>
 }
 

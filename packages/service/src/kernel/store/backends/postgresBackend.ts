@@ -1,6 +1,10 @@
-import { sql } from 'kysely'
+import { type Expression, sql } from 'kysely'
 import { bucketStatements } from './bucketStatements.ts'
 import type { StoreBackend } from './StoreBackend.ts'
+
+/** The `with` clause of the owners an insert found (`arrays.insertFromArrays`' `owners`), and its rows' owner column. */
+const OWNERS = 'latchkey_owners'
+const OWNER = 'latchkey_owner'
 
 const CONNECTION_CODES = ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']
 // pg's own errors for a connection it lost or gave up on: `Query read timeout` is a statement left
@@ -61,12 +65,26 @@ export const postgresBackend: StoreBackend = {
   checksReplayFirst: false,
   arrays: {
     anyOf: (column, values) => sql<boolean>`${column} = any(${values})`,
-    insertFromArrays(inserts, { replace = false } = {}) {
-      const insert = ({ table, columns, arrays }: (typeof inserts)[number]) => {
-        const rows = sql`insert into ${sql.table(table)} (${sql.join(columns.map((name) => sql.ref(name)))}) select * from unnest(${sql.join(arrays.map((array) => sql`${array}::text[]`))})`
+    insertFromArrays(inserts, { replace = false, owners } = {}) {
+      const insert = ({ table, columns, arrays, owners: ownerOf }: (typeof inserts)[number]) => {
+        const names = sql.join(columns.map((name) => sql.ref(name)))
+        const unnest = (more: Expression<unknown>[]) =>
+          sql`unnest(${sql.join([...arrays, ...more].map((array) => sql`${array}::text[]`))})`
+        // A row whose owner the `owners` update did not find (deleted) is left out.
+        const rows =
+          owners && ownerOf
+            ? sql`insert into ${sql.table(table)} (${names}) select ${names} from ${unnest([ownerOf])} as ${sql.id('r')}(${names}, ${sql.id(OWNER)}) where ${sql.id(OWNER)} is null or ${sql.id(OWNER)} in (select ${sql.ref('id')} from ${sql.id(OWNERS)})`
+            : sql`insert into ${sql.table(table)} (${names}) select * from ${unnest([])}`
         if (!replace) return rows
         const [id, ...rest] = columns
         return sql`${rows} on conflict (${sql.ref(id!)}) do update set ${sql.join(rest.map((name) => sql`${sql.ref(name)} = excluded.${sql.ref(name)}`))}`
+      }
+      if (owners) {
+        // Each owner rewritten as it is (`id = id`: no index changes), locked until the commit;
+        // one deleted by a committed transaction is not found (READ COMMITTED follows the row).
+        const found = sql`${sql.id(OWNERS)} as (update ${sql.table(owners.table)} set ${sql.ref('id')} = ${sql.ref('id')} where ${sql.ref('id')} = any(${owners.ids}::text[]) returning ${sql.ref('id')})`
+        const withs = inserts.map((entry, k) => sql`${sql.id(`w${k}`)} as (${insert(entry)})`)
+        return sql`with ${sql.join([found, ...withs])} select ${sql.ref('id')} from ${sql.id(OWNERS)}`
       }
       // Each insert but the last in a `with` clause: one statement, one snapshot, all or nothing.
       const last = inserts.length - 1
