@@ -4,7 +4,9 @@
 // Token `Transfer`, `TransferChecked`, `Approve` and `ApproveChecked` instructions. Where a
 // contract is the chain's native coin (Celo, Moonbeam, Polygon PoS: `nativeTokenContracts.ts`), a
 // native limit and an ERC-20 limit on that contract count the same coin, each what the other's
-// path moves too. What cannot be read under a limit is refused, never let through.
+// path moves too. Under a native limit, a call with calldata is signed only on a chain known to
+// move its native coin only as a call's value (`valueOnlyChains.ts`). What cannot be read under a
+// limit is refused, never let through.
 import { ed25519 } from '@noble/curves/ed25519.js'
 import { bytesToNumberLE } from '@noble/curves/utils.js'
 import { sha256 } from '@noble/hashes/sha2.js'
@@ -21,6 +23,7 @@ import {
 import type { SpendCall, SpendDescription } from '../kernel/spending.ts'
 import type { SpendingLimitRow } from '../kernel/store/model.ts'
 import { NATIVE_TOKEN_CONTRACTS, type NativeTokenContract } from './nativeTokenContracts.ts'
+import { VALUE_ONLY_CHAINS } from './valueOnlyChains.ts'
 
 /** ERC-20 selectors whose amount a limit counts: the destination is the recipient or the spender. */
 const ERC20 = {
@@ -116,6 +119,26 @@ function valueDestination(call: SpendCall, coin: NativeTokenContract | undefined
 }
 
 /**
+ * Refuses, under a native limit (or an ERC-20 limit on a contract that is the coin), a call that
+ * runs code with calldata (into a contract, or a creation's init code) on a chain not known to
+ * move its native coin only as a call's value (`valueOnlyChains.ts`): there a precompile may move
+ * the caller's balance with value 0 (Sei's IBC `transfer`, Cosmos EVM's native WERC20), which the
+ * value does not show. A plain transfer (no calldata) is counted as everywhere.
+ */
+function valueOnlyCheck(limit: SpendingLimitRow, calls: SpendCall[]): void {
+  const { caip2 } = limit.asset
+  if (Object.hasOwn(VALUE_ONLY_CHAINS, caip2)) return
+  const call = calls.find((c) => hasCalldata(c.data))
+  if (!call) return
+  // A creation has no destination (the decoder gives `0x` for it).
+  const target = call.to !== undefined && hasCalldata(call.to) ? call.to : undefined
+  throw undecodable(
+    limit,
+    `${target ? `its call to ${target} carries calldata` : 'it creates a contract'} on ${caip2}, a chain the service does not know to move its native coin only as a call's value: a precompile or system contract there may move the caller's balance with none sent (as Sei's IBC and Cosmos EVM's native-coin ERC-20 precompiles do), so under a native limit of that chain only plain transfers are signed (docs/spending-limits.md lists the chains where calls into contracts are)`,
+  )
+}
+
+/**
  * The outflows of an EVM signature by `signer` (its 0x address, lower case) under `limit` (nothing
  * when the limit is of another chain).
  */
@@ -154,6 +177,8 @@ function evmOutflows(
   const coin = NATIVE_TOKEN_CONTRACTS[asset.caip2]
   if (!native && normalAddress(asset.contract) !== coin?.contract)
     return tokenOutflows(limit, spend.calls, normalAddress(asset.contract), asset.contract)
+  // Where an ERC-20 is the coin, calls into other contracts are refused below (`tokenOutflows`).
+  if (coin?.moves !== 'erc20') valueOnlyCheck(limit, spend.calls)
   const values = spend.calls
     .filter((call) => call.value > 0n)
     .map((call) => ({ amount: call.value, destination: valueDestination(call, coin) }))

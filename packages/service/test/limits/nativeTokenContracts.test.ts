@@ -145,13 +145,14 @@ describe('spending limits on a chain whose native coin is also an ERC-20 contrac
     })
     expect(await used()).toEqual(['5', '5'])
     // Without value it moves nothing (MRC20 returns false when value and msg.value differ), and
-    // MRC20 keeps no allowances: a call into another contract passes as under any native limit.
+    // MRC20 keeps no allowances: a call into another contract passes, as on every chain whose
+    // coin moves only as value (limits/valueOnlyChains.ts).
     expect(await sign(tx(137, POLYGON_NATIVE, 0n, erc20('transfer', DEAD, 10n ** 21n)))).toBe(200)
     expect(await sign(tx(137, PERMIT2, 0n, erc20('transfer', DEAD, 1n)))).toBe(200)
     expect(await used()).toEqual(['5', '5'])
   })
 
-  it('a chain without such a contract keeps the native rule: value counts, contract calls pass', async () => {
+  it('Ethereum, without such a contract, keeps the native rule: value counts, contract calls pass', async () => {
     const { limit, sign, used } = await setup()
     await limit({ type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' })
     expect(await sign(tx(1, CELO_TOKEN, 0n, erc20('transfer', DEAD, 10n ** 21n)))).toBe(200)

@@ -1,0 +1,156 @@
+// A native limit counts each call's value, but on some EVM chains a precompile moves the caller's
+// native coin with none sent: Sei's IBC precompile (0x…1009) `transfer(toAddress, port, channel,
+// denom, amount, …)` is nonpayable and sends `amount` usei (native SEI) to any Cosmos address;
+// on Cosmos EVM chains (Evmos) the native coin's WERC20 precompile is the bank balance itself, so
+// `transfer(to, amount)` moves it. An agent under "10 wei a day of eip155:1329" sent the whole
+// balance in one zero-value signature, counted 0, and its allow-list was never asked (from the
+// audit's precompileNativeCoin.test.ts). Now a call with calldata under a native limit is signed
+// only on a chain known to move its coin only as value (limits/valueOnlyChains.ts).
+import { encodeFunctionData, erc20Abi, type Hex, serializeTransaction } from 'viem'
+import { describe, expect, it } from 'vitest'
+import { createHarness, ETHEREUM_ACCOUNT, type Json, resultOf } from '../../src/testing/harness.ts'
+
+const THIEF = '0x00000000000000000000000000000000000f00d5'
+const FRIEND = '0x000000000000000000000000000000000000beef'
+const SEI_IBC = '0x0000000000000000000000000000000000001009'
+const WEVMOS = '0xD4949664cD82660AaE99bEdc034a0deA8A0bd517'
+const L2_TO_L1_MESSAGE_PASSER = '0x4200000000000000000000000000000000000016'
+
+const SEI_IBC_ABI = [
+  {
+    inputs: [
+      { name: 'toAddress', type: 'string' },
+      { name: 'port', type: 'string' },
+      { name: 'channel', type: 'string' },
+      { name: 'denom', type: 'string' },
+      { name: 'amount', type: 'uint256' },
+      { name: 'revisionNumber', type: 'uint64' },
+      { name: 'revisionHeight', type: 'uint64' },
+      { name: 'timeoutTimestamp', type: 'uint64' },
+      { name: 'memo', type: 'string' },
+    ],
+    name: 'transfer',
+    outputs: [{ name: 'success', type: 'bool' }],
+    stateMutability: 'nonpayable',
+    type: 'function',
+  },
+] as const
+
+const seiIbcTransfer = encodeFunctionData({
+  abi: SEI_IBC_ABI,
+  functionName: 'transfer',
+  args: ['sei1thief', 'transfer', 'channel-0', 'usei', 1_000_000_000n, 1n, 1n, 0n, ''],
+})
+const erc20Transfer = (to: string, amount: bigint) =>
+  encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to as Hex, amount] })
+
+let nonce = 0
+const tx = (chainId: number, to: string | undefined, value: bigint, data?: Hex) =>
+  serializeTransaction({
+    type: 'eip1559',
+    chainId,
+    nonce: nonce++,
+    maxFeePerGas: 0n,
+    maxPriorityFeePerGas: 0n,
+    gas: 200_000n,
+    ...(to ? { to: to as Hex } : {}),
+    value,
+    ...(data ? { data } : {}),
+  })
+
+async function setup(caip2: string, allowedDestinations?: string[]) {
+  const h = await createHarness()
+  const sub = await h.createSubOrganization({
+    users: 1,
+    wallet: { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] },
+  })
+  const eth = sub.addresses![0]!
+  const as = { as: sub.keys[0]!, organizationId: sub.organizationId }
+  const submit = (path: Parameters<typeof h.submit>[0], parameters: Json) => {
+    h.clock.advance(1)
+    return h.submit(path, parameters, as)
+  }
+  const limitId = resultOf(
+    'latchkey_create_spending_limit',
+    await submit('latchkey_create_spending_limit', {
+      spendingLimitName: 'daily',
+      scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: eth },
+      window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+      asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2 },
+      amount: '10',
+      ...(allowedDestinations ? { allowedDestinations } : {}),
+    }),
+  ).spendingLimitId as string
+  const sign = async (unsignedTransaction: string) => {
+    const reply = await submit('sign_transaction', {
+      signWith: eth,
+      type: 'TRANSACTION_TYPE_ETHEREUM',
+      unsignedTransaction,
+    })
+    if (reply.status === 200) return 200
+    const details = reply.body.details as Json | undefined
+    return { status: reply.status, code: details?.errorCode, message: reply.body.message as string }
+  }
+  const used = async () =>
+    ((await h.query('latchkey_list_spending_limits', {}, as)).body.spendingLimits as Json[])[0]!.used
+  return { sign, used, limitId }
+}
+
+/** The refusal of a call with calldata on `caip2`, a chain not on the list. */
+const refusedOn = (caip2: string) => ({
+  status: 403,
+  code: 'SPEND_UNDECODABLE',
+  message: expect.stringContaining(
+    `on ${caip2}, a chain the service does not know to move its native coin only as a call's value`,
+  ),
+})
+
+describe('a native limit on a chain whose precompiles may move the native coin without value', () => {
+  it('Sei: the IBC precompile sending 1,000 SEI with no value is refused, naming the chain and the limit', async () => {
+    const { sign, used, limitId } = await setup('eip155:1329', [FRIEND])
+    const refused = await sign(tx(1329, SEI_IBC, 0n, seiIbcTransfer))
+    expect(refused).toEqual(refusedOn('eip155:1329'))
+    expect((refused as { message: string }).message).toContain(`spending limit ${limitId} (daily)`)
+    expect((refused as { message: string }).message).toContain(`its call to ${SEI_IBC} carries calldata`)
+    // A plain transfer is counted and held to the allow-list as on any chain.
+    expect(await sign(tx(1329, FRIEND, 4n))).toBe(200)
+    expect(await sign(tx(1329, THIEF, 1n))).toMatchObject({
+      status: 403,
+      code: 'SPEND_DESTINATION_NOT_ALLOWED',
+    })
+    expect(await sign(tx(1329, FRIEND, 7n))).toMatchObject({ status: 429, code: 'SPENDING_LIMIT_EXCEEDED' })
+    expect(await used()).toBe('4')
+  })
+
+  it("Evmos (Cosmos EVM): WEVMOS transfer, which moves the bank balance, is refused; so is a creation's init code", async () => {
+    const { sign, used } = await setup('eip155:9001')
+    expect(await sign(tx(9001, WEVMOS, 0n, erc20Transfer(THIEF, 10n ** 21n)))).toEqual(
+      refusedOn('eip155:9001'),
+    )
+    const creation = await sign(tx(9001, undefined, 0n, '0x6080604052'))
+    expect(creation).toEqual(refusedOn('eip155:9001'))
+    expect((creation as { message: string }).message).toContain('it creates a contract')
+    expect(await sign(tx(9001, THIEF, 3n))).toBe(200)
+    expect(await used()).toBe('3')
+  })
+})
+
+describe('a native limit on a chain whose coin moves only as value', () => {
+  it.each([
+    ['eip155:1', 1],
+    ['eip155:31337', 31337],
+    ['eip155:8453', 8453],
+    ['eip155:42161', 42161],
+  ])('%s: a call into a contract is signed and counts its value', async (caip2, chainId) => {
+    const { sign, used } = await setup(caip2)
+    expect(await sign(tx(chainId, WEVMOS, 0n, erc20Transfer(THIEF, 10n ** 21n)))).toBe(200)
+    // OP Stack's withdrawal: its value is what leaves, and is counted.
+    expect(await sign(tx(chainId, L2_TO_L1_MESSAGE_PASSER, 3n, '0xc2b3e5ac'))).toBe(200)
+    expect(await sign(tx(chainId, undefined, 2n, '0x6080604052'))).toBe(200)
+    expect(await sign(tx(chainId, L2_TO_L1_MESSAGE_PASSER, 6n, '0xc2b3e5ac'))).toMatchObject({
+      status: 429,
+      code: 'SPENDING_LIMIT_EXCEEDED',
+    })
+    expect(await used()).toBe('5')
+  })
+})
