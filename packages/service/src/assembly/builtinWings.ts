@@ -2,7 +2,7 @@ import { type DeliveryWingOptions, deliveryWing } from '../delivery/deliveryWing
 import { secretFramePlugin } from '../frames/secretFrame.ts'
 import { importingWing } from '../importing/importingWing.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
-import { limitsWing } from '../limits/limitsWing.ts'
+import { type LimitsWingOptions, limitsWing } from '../limits/limitsWing.ts'
 import type { MfaWingOptions } from '../mfa/mfaState.ts'
 import { mfaWing } from '../mfa/mfaWing.ts'
 import type { PipelineOptions } from '../pipeline/RateLimitOptions.ts'
@@ -19,6 +19,7 @@ export type BuiltinWingsOptions = SignInWingOptions &
   DeliveryWingOptions &
   SendingServiceOptions &
   MfaWingOptions &
+  LimitsWingOptions &
   WebhooksWingOptions &
   Pick<PipelineOptions, 'rateLimits'> & {
     /** The plugins `createService` appends: one named `sending` replaces the built-in sending wing. */
@@ -46,7 +47,7 @@ export function builtinWings(options: BuiltinWingsOptions = {}): ServicePlugin[]
     }),
     ...builtinSendingWing(options),
     // ---- wing: spending limits (issue 37) ----
-    limitsWing(),
+    limitsWing(options.limits ? { limits: options.limits } : {}),
     // ---- wing: MFA (issue 38) ----
     mfaWing(options.mfa ?? {}),
     // ---- wing: webhooks (issue 39) ----

@@ -9,6 +9,7 @@ import { Runtime } from '../kernel/Runtime.ts'
 import { type ActivityHandlers, Registry, type ServicePlugin } from '../kernel/registry.ts'
 import { openMemoryStore } from '../kernel/store/memory.ts'
 import { Store } from '../kernel/store/Store.ts'
+import type { LimitsWingOptions } from '../limits/limitsWing.ts'
 import type { MfaWingOptions } from '../mfa/mfaState.ts'
 import { observeRequests } from '../observability/observeRequests.ts'
 import { Readiness, type ReadinessReport } from '../observability/Readiness.ts'
@@ -75,6 +76,7 @@ export type CreateServiceOptions = KernelOptions &
   DeliveryWingOptions &
   SendingServiceOptions &
   MfaWingOptions &
+  LimitsWingOptions &
   WebhooksWingOptions &
   ShellOptions
 

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { captchaSection } from './sections/captcha.ts'
 import { emailSection } from './sections/email.ts'
+import { limitsSection } from './sections/limits.ts'
 import { masterKeySection } from './sections/masterKey.ts'
 import { oauthSection } from './sections/oauth.ts'
 import { observabilitySection } from './sections/observability.ts'
@@ -37,6 +38,7 @@ export const configSchema = z.strictObject({
   sponsorship: sponsorshipSection.optional(),
   captcha: captchaSection.optional(),
   webhooks: webhooksSection.default(webhooksSection.parse({})),
+  limits: limitsSection.default(limitsSection.parse({})),
 })
 
 export type Config = z.infer<typeof configSchema>

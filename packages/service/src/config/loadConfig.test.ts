@@ -8,6 +8,7 @@ import { inspectConfig, loadConfig, MAX_CONFIG_BYTES } from './loadConfig.ts'
 import { printConfig } from './printConfig.ts'
 import { productionRefusals } from './productionRefusals.ts'
 import { emailSection } from './sections/email.ts'
+import { limitsOptions } from './sections/limits.ts'
 import { observabilitySection } from './sections/observability.ts'
 import { proxyOptions } from './sections/proxy.ts'
 import { sendingOptions, sendingSection } from './sections/sending.ts'
@@ -93,6 +94,7 @@ describe('loadConfig', () => {
       email: emailSection.parse({ host: 'smtp.example.com', from: 'Example <no-reply@example.com>' }),
       observability: observabilitySection.parse({}),
       webhooks: webhooksSection.parse({}),
+      limits: { value_only_chains: [] },
     })
     expect(sources.get('master_key.key')).toBe('file master.key')
     expect(productionRefusals(config)).toEqual([])
@@ -123,6 +125,17 @@ describe('loadConfig', () => {
     ])
     expect(problemsOf({ flags: { 'server.port': '99999' } })).toEqual([
       '--port (server.port): must be a whole number from 0 to 65535, got 99999',
+    ])
+  })
+
+  it('reads [limits] value_only_chains into the service options, and names a chain id that is not one', () => {
+    const file = write('limits.toml', '[limits]\nvalue_only_chains = ["eip155:7777777"]\n')
+    expect(limitsOptions(loadConfig({ file, env: {} }).config.limits)).toEqual({
+      valueOnlyChains: ['eip155:7777777'],
+    })
+    const bad = write('limits-bad.toml', '[limits]\nvalue_only_chains = ["solana:mainnet"]\n')
+    expect(problemsOf({ file: bad })).toEqual([
+      `${bad}: limits.value_only_chains[0]: must be an EVM CAIP-2 chain id such as 'eip155:7777777', got "solana:mainnet"`,
     ])
   })
 

@@ -21,6 +21,7 @@ import type { Config } from './configSchema.ts'
 import { productionRefusals } from './productionRefusals.ts'
 import { captchaOptions } from './sections/captcha.ts'
 import { emailOptions } from './sections/email.ts'
+import { limitsOptions } from './sections/limits.ts'
 import { masterKeysOptions } from './sections/masterKey.ts'
 import { oauthOptions } from './sections/oauth.ts'
 import { otpCapsOptions } from './sections/otp.ts'
@@ -108,6 +109,7 @@ export async function productionService(
       rpc: rpcOptions(config.rpc),
       sending: sendingOptions(config.sending),
       webhooks: { ...webhooksOptions(config.webhooks), transport: nodeWebhookTransport() },
+      limits: limitsOptions(config.limits),
       ...(options.workers ? { crypto: cryptoWorkers() } : {}),
       verifyP256: nativeVerifyP256,
       webauthn: webauthnOptions(config.webauthn, {

@@ -15,7 +15,21 @@ import {
   getSessionProfiles,
   updateSessionProfile,
 } from './sessionProfiles.ts'
-import { spendGuard } from './spendGuard.ts'
+import { createSpendGuard } from './spendGuard.ts'
+
+/** `createService`'s options of the spending-limits wing (`[limits]`). */
+export interface LimitsWingOptions {
+  limits?: LimitsOptions
+}
+
+export interface LimitsOptions {
+  /**
+   * EVM chains (CAIP-2), besides the service's own list (`valueOnlyChains.ts`), whose native coin
+   * leaves an account only as a call's value: under a native limit of one, a call into a contract
+   * with calldata is signed and its value counted, not refused.
+   */
+  valueOnlyChains?: readonly string[]
+}
 
 /** The name the spending-limits wing is loaded under. */
 export const LIMITS_WING = 'limits'
@@ -29,7 +43,8 @@ export const LIMITS_WING = 'limits'
  * `create_session_profile`, `latchkey_update/delete_session_profile`, the queries
  * `get_session_profile(s)`, and the confinement of every session issued under one to its scope.
  */
-export function limitsWing(): ServicePlugin<SpendGuard> {
+export function limitsWing(options: LimitsWingOptions = {}): ServicePlugin<SpendGuard> {
+  const spendGuard = createSpendGuard(options.limits)
   return {
     name: LIMITS_WING,
     activities: {

@@ -197,72 +197,87 @@ function refused(ctx: SpendContext, error: LimitError): LimitError {
   })
 }
 
-export const spendGuard: SpendGuard = {
-  async reserve(ctx: SpendContext, request: SpendRequest): Promise<void> {
-    const signer = signerKeyOf(request)
-    const limits = (await ctx.tx.findBy('spendingLimits', 'organizationId', ctx.organizationId)).filter(
-      (limit) => covers(limit, signer, ctx.caller),
-    )
-    // Every limit is checked before any is written: a refusal by the second leaves the first as it was.
-    const writes: { limit: SpendingLimitRow; usage: SpendingLimitUsageRow | undefined; log: SpendLog }[] = []
-    if (limits.length === 0) return
-    // Held already where the pipeline ordered the transaction (a snapshot run is run again as one).
-    await orderSpends(ctx.tx, ctx.organizationId)
-    const spend = request.describe()
-    let usages: Map<string, SpendingLimitUsageRow> | undefined
-    for (const limit of limits) {
-      const { total: amount, fee } = spendOf(
-        limit,
-        spend,
-        spend.kind === 'evm' ? signer.evm : spend.kind === 'solana' ? signer.solana : undefined,
+/**
+ * The spend guard, with `valueOnlyChains`: the EVM chains the operator adds to the service's own list
+ * of chains whose native coin moves only as a call's value (`valueOnlyChains.ts`, `[limits]`).
+ */
+export function createSpendGuard({
+  valueOnlyChains = [],
+}: {
+  valueOnlyChains?: readonly string[]
+} = {}): SpendGuard {
+  const valueOnly: ReadonlySet<string> = new Set(valueOnlyChains)
+  return {
+    async reserve(ctx: SpendContext, request: SpendRequest): Promise<void> {
+      const signer = signerKeyOf(request)
+      const limits = (await ctx.tx.findBy('spendingLimits', 'organizationId', ctx.organizationId)).filter(
+        (limit) => covers(limit, signer, ctx.caller),
       )
-      if (amount === 0n) continue
-      usages ??= await usagesOf(ctx.tx, ctx.organizationId)
-      const usage = usages.get(limit.id)
-      const state = usageAt(limit, usage, ctx.now)
-      if (state.used + amount > BigInt(limit.amount))
-        throw refused(ctx, refusal(limit, state, { amount, fee }, ctx.now))
-      const entry = {
-        at: ctx.now,
-        amount: amount.toString(),
-        ...(request.reference === undefined ? {} : { ref: request.reference }),
+      // Every limit is checked before any is written: a refusal by the second leaves the first as it was.
+      const writes: { limit: SpendingLimitRow; usage: SpendingLimitUsageRow | undefined; log: SpendLog }[] =
+        []
+      if (limits.length === 0) return
+      // Held already where the pipeline ordered the transaction (a snapshot run is run again as one).
+      await orderSpends(ctx.tx, ctx.organizationId)
+      const spend = request.describe()
+      let usages: Map<string, SpendingLimitUsageRow> | undefined
+      for (const limit of limits) {
+        const { total: amount, fee } = spendOf(
+          limit,
+          spend,
+          spend.kind === 'evm' ? signer.evm : spend.kind === 'solana' ? signer.solana : undefined,
+          valueOnly,
+        )
+        if (amount === 0n) continue
+        usages ??= await usagesOf(ctx.tx, ctx.organizationId)
+        const usage = usages.get(limit.id)
+        const state = usageAt(limit, usage, ctx.now)
+        if (state.used + amount > BigInt(limit.amount))
+          throw refused(ctx, refusal(limit, state, { amount, fee }, ctx.now))
+        const entry = {
+          at: ctx.now,
+          amount: amount.toString(),
+          ...(request.reference === undefined ? {} : { ref: request.reference }),
+        }
+        writes.push({ limit, usage, log: append(state.log, entry, appendRule(limit)) })
       }
-      writes.push({ limit, usage, log: append(state.log, entry, appendRule(limit)) })
-    }
-    for (const { limit, usage, log } of writes)
-      await ctx.tx.put('spendingLimitUsage', {
-        id: limit.id,
-        organizationId: limit.organizationId,
-        ...log,
-        createdAt: usage?.createdAt ?? ctx.now,
-        updatedAt: ctx.now,
-      })
-  },
+      for (const { limit, usage, log } of writes)
+        await ctx.tx.put('spendingLimitUsage', {
+          id: limit.id,
+          organizationId: limit.organizationId,
+          ...log,
+          createdAt: usage?.createdAt ?? ctx.now,
+          updatedAt: ctx.now,
+        })
+    },
 
-  async release(ctx, reference: string): Promise<void> {
-    await orderSpends(ctx.tx, ctx.organizationId)
-    const usages = await ctx.tx.findBy('spendingLimitUsage', 'organizationId', ctx.organizationId)
-    for (const usage of usages) {
-      const log = withoutRef(logOf(usage), reference)
-      if (log) await rewrite(ctx, usage, log)
-    }
-  },
+    async release(ctx, reference: string): Promise<void> {
+      await orderSpends(ctx.tx, ctx.organizationId)
+      const usages = await ctx.tx.findBy('spendingLimitUsage', 'organizationId', ctx.organizationId)
+      for (const usage of usages) {
+        const log = withoutRef(logOf(usage), reference)
+        if (log) await rewrite(ctx, usage, log)
+      }
+    },
 
-  async settle(ctx, reference, { caip2, by }): Promise<void> {
-    await orderSpends(ctx.tx, ctx.organizationId)
-    // The limits that counted the fee: the native ones of its chain (limits/spendOf.ts).
-    const counted = new Set(
-      (await ctx.tx.findBy('spendingLimits', 'organizationId', ctx.organizationId))
-        .filter((limit) => limit.asset.type === 'SPENDING_LIMIT_ASSET_NATIVE' && limit.asset.caip2 === caip2)
-        .map((limit) => limit.id),
-    )
-    if (counted.size === 0) return
-    for (const usage of await ctx.tx.findBy('spendingLimitUsage', 'organizationId', ctx.organizationId)) {
-      if (!counted.has(usage.id)) continue
-      const log = withRefSettled(logOf(usage), reference, by)
-      if (log) await rewrite(ctx, usage, log)
-    }
-  },
+    async settle(ctx, reference, { caip2, by }): Promise<void> {
+      await orderSpends(ctx.tx, ctx.organizationId)
+      // The limits that counted the fee: the native ones of its chain (limits/spendOf.ts).
+      const counted = new Set(
+        (await ctx.tx.findBy('spendingLimits', 'organizationId', ctx.organizationId))
+          .filter(
+            (limit) => limit.asset.type === 'SPENDING_LIMIT_ASSET_NATIVE' && limit.asset.caip2 === caip2,
+          )
+          .map((limit) => limit.id),
+      )
+      if (counted.size === 0) return
+      for (const usage of await ctx.tx.findBy('spendingLimitUsage', 'organizationId', ctx.organizationId)) {
+        if (!counted.has(usage.id)) continue
+        const log = withRefSettled(logOf(usage), reference, by)
+        if (log) await rewrite(ctx, usage, log)
+      }
+    },
+  }
 }
 
 /** Writes `usage` back with `log` (a release or a settlement), as a log even if it was an entries array. */

@@ -123,11 +123,12 @@ function valueDestination(call: SpendCall, coin: NativeTokenContract | undefined
  * runs code with calldata (into a contract, or a creation's init code) on a chain not known to
  * move its native coin only as a call's value (`valueOnlyChains.ts`): there a precompile may move
  * the caller's balance with value 0 (Sei's IBC `transfer`, Cosmos EVM's native WERC20), which the
- * value does not show. A plain transfer (no calldata) is counted as everywhere.
+ * value does not show. A plain transfer (no calldata) is counted as everywhere. `more`: the chains the
+ * operator adds (`[limits] value_only_chains`).
  */
-function valueOnlyCheck(limit: SpendingLimitRow, calls: SpendCall[]): void {
+function valueOnlyCheck(limit: SpendingLimitRow, calls: SpendCall[], more: ReadonlySet<string>): void {
   const { caip2 } = limit.asset
-  if (Object.hasOwn(VALUE_ONLY_CHAINS, caip2)) return
+  if (Object.hasOwn(VALUE_ONLY_CHAINS, caip2) || more.has(caip2)) return
   const call = calls.find((c) => hasCalldata(c.data))
   if (!call) return
   // A creation has no destination (the decoder gives `0x` for it).
@@ -146,6 +147,7 @@ function evmOutflows(
   limit: SpendingLimitRow,
   spend: Extract<SpendDescription, { kind: 'evm' }>,
   signer: string | undefined,
+  valueOnly: ReadonlySet<string>,
 ): Outflow[] {
   // A transaction without a chain id is valid on every chain: every EVM limit counts it.
   if (
@@ -178,7 +180,7 @@ function evmOutflows(
   if (!native && normalAddress(asset.contract) !== coin?.contract)
     return tokenOutflows(limit, spend.calls, normalAddress(asset.contract), asset.contract)
   // Where an ERC-20 is the coin, calls into other contracts are refused below (`tokenOutflows`).
-  if (coin?.moves !== 'erc20') valueOnlyCheck(limit, spend.calls)
+  if (coin?.moves !== 'erc20') valueOnlyCheck(limit, spend.calls, valueOnly)
   const values = spend.calls
     .filter((call) => call.value > 0n)
     .map((call) => ({ amount: call.value, destination: valueDestination(call, coin) }))
@@ -415,12 +417,14 @@ function splOutflows(
  * What a signature by `signer` (the account's address on the spend's chain: its 0x address, its
  * base58 Solana key) spends of `limit`'s asset (`total`: 0 when it spends none, another
  * chain, a call that moves nothing), and how much of it is the most its fee can cost (`fee`).
- * Refuses what it cannot read and a destination off the allow-list.
+ * Refuses what it cannot read and a destination off the allow-list. `valueOnly`: the EVM chains the
+ * operator adds to the service's own whose coin moves only as value (`valueOnlyChains.ts`).
  */
 export function spendOf(
   limit: SpendingLimitRow,
   spend: SpendDescription,
   signer: string | undefined,
+  valueOnly: ReadonlySet<string> = new Set(),
 ): { total: bigint; fee: bigint } {
   if (spend.kind === 'opaque')
     throw undecodable(
@@ -428,7 +432,7 @@ export function spendOf(
       `${spend.what} is not a transaction; sign transactions with sign_transaction instead`,
     )
   const outflows =
-    spend.kind === 'evm' ? evmOutflows(limit, spend, signer) : solanaOutflows(limit, spend, signer)
+    spend.kind === 'evm' ? evmOutflows(limit, spend, signer, valueOnly) : solanaOutflows(limit, spend, signer)
   let total = 0n
   let fees = 0n
   for (const { amount, destination, fee } of outflows) {

@@ -58,8 +58,8 @@ const tx = (chainId: number, to: string | undefined, value: bigint, data?: Hex) 
     ...(data ? { data } : {}),
   })
 
-async function setup(caip2: string, allowedDestinations?: string[]) {
-  const h = await createHarness()
+async function setup(caip2: string, allowedDestinations?: string[], valueOnlyChains?: string[]) {
+  const h = await createHarness(valueOnlyChains ? { limits: { valueOnlyChains } } : {})
   const sub = await h.createSubOrganization({
     users: 1,
     wallet: { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] },
@@ -152,5 +152,20 @@ describe('a native limit on a chain whose coin moves only as value', () => {
       code: 'SPENDING_LIMIT_EXCEEDED',
     })
     expect(await used()).toBe('5')
+  })
+})
+
+describe('a chain the operator names ([limits] value_only_chains)', () => {
+  it('signs a call into a contract under a native limit there, counting its value; other chains still refuse', async () => {
+    const { sign, used } = await setup('eip155:7777777', undefined, ['eip155:7777777'])
+    expect(await sign(tx(7777777, L2_TO_L1_MESSAGE_PASSER, 3n, '0xc2b3e5ac'))).toBe(200)
+    expect(await sign(tx(7777777, L2_TO_L1_MESSAGE_PASSER, 8n, '0xc2b3e5ac'))).toMatchObject({
+      status: 429,
+      code: 'SPENDING_LIMIT_EXCEEDED',
+    })
+    expect(await used()).toBe('3')
+    // Naming one chain opens no other.
+    const sei = await setup('eip155:1329', undefined, ['eip155:7777777'])
+    expect(await sei.sign(tx(1329, SEI_IBC, 0n, seiIbcTransfer))).toEqual(refusedOn('eip155:1329'))
   })
 })
