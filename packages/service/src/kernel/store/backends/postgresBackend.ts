@@ -82,7 +82,10 @@ export const postgresBackend: StoreBackend = {
       if (owners) {
         // Each owner rewritten as it is (`id = id`: no index changes), locked until the commit;
         // one deleted by a committed transaction is not found (READ COMMITTED follows the row).
-        const found = sql`${sql.id(OWNERS)} as (update ${sql.table(owners.table)} set ${sql.ref('id')} = ${sql.ref('id')} where ${sql.ref('id')} = any(${owners.ids}::text[]) returning ${sql.ref('id')})`
+        // The owners are locked in id order first (the update alone locks them in the order its
+        // scan meets them), so two instances' inserts sharing owners cannot deadlock.
+        const locked = sql`select ${sql.ref('id')} from ${sql.table(owners.table)} where ${sql.ref('id')} = any(${owners.ids}::text[]) order by ${sql.ref('id')} for no key update`
+        const found = sql`${sql.id(OWNERS)} as (update ${sql.table(owners.table)} set ${sql.ref('id')} = ${sql.ref('id')} where ${sql.ref('id')} in (${locked}) returning ${sql.ref('id')})`
         const withs = inserts.map((entry, k) => sql`${sql.id(`w${k}`)} as (${insert(entry)})`)
         return sql`with ${sql.join([found, ...withs])} select ${sql.ref('id')} from ${sql.id(OWNERS)}`
       }
