@@ -96,11 +96,10 @@ async function broadcast(ctx: SendContext, row: SendTransactionRow): Promise<voi
     } else if (mayBeOnANode(row) && (row.priorHashes ?? []).length > 0) {
       // A replacement refused (its raised fee past what its sender holds, past a node's fee cap,
       // or its price still too low after the last raise): the version it replaces may be in a
-      // node's pool and mined later. The send waits on it, replaced no more.
-      await waitOnEarlierVersion(ctx, row, {
-        replacements: options.maxReplacements,
-        notBefore: ctx.runtime.now() + options.pollIntervalMs,
-      })
+      // node's pool and mined later. The send waits on it, and the replacement is tried again
+      // `replaceAfterMs` later (`replacementRefused`): a sponsor or an account refunded meanwhile
+      // has it raised and mined.
+      await replacementRefused(ctx, row)
       return
     } else {
       await failUnmined(ctx, row, `the node refused the transaction: ${error.message}`)
@@ -406,6 +405,72 @@ async function waitOnEarlierVersion(
 ): Promise<void> {
   const earlier = await earlierVersion(ctx, row)
   await ctx.update(row, { ...earlier, status: 'BROADCASTED', ...changes }, { whileOpen: true })
+}
+
+/**
+ * A replacement of `row` the node refused for what may pass (its raised fee past what its sender
+ * holds, a node's fee cap, its price still too low): the send goes back to the version it replaced
+ * (`waitOnEarlierVersion`), and the replacement is tried again, through every ceiling and cap
+ * `replace` judges it by, no sooner than `replaceAfterMs` later (its `broadcastAt` is now; a
+ * sponsored send is looked at every pass meanwhile, an unsponsored one only then: `retryAt`), so a
+ * sponsor (or an account) refunded since has it raised and mined, and every user's later sponsored
+ * sends, waiting behind the sponsor's nonce, flow again. The refused replacement does not count
+ * among its `replacements` (the node took nothing of it). Its raise, counted against a sponsored
+ * send's caps when it was signed (`countReplacement`), stays counted and is not counted again:
+ * `prepaidMaxFeePerGas` is lifted to its fee, as what the caps have counted. Where the node does
+ * not answer the version it replaced (dropped from its pool), the refused version stays the row's,
+ * replaced no more: given to the node again each `replaceAfterMs` as it is
+ * (`rebroadcastIfDropped`), never raised past it.
+ */
+async function replacementRefused(ctx: SendContext, row: SendTransactionRow): Promise<void> {
+  const { runtime, options } = ctx
+  const earlier = await earlierVersion(ctx, row)
+  const now = runtime.now()
+  if (!earlier) {
+    await ctx.update(
+      row,
+      {
+        status: 'BROADCASTED',
+        replacements: options.maxReplacements,
+        notBefore: now + options.pollIntervalMs,
+      },
+      { whileOpen: true },
+    )
+    return
+  }
+  const refusedFee = BigInt(row.fees!.maxFeePerGas)
+  const prepaid = BigInt(row.prepaidMaxFeePerGas ?? '0')
+  const counted = row.sponsored && refusedFee > prepaid ? { prepaidMaxFeePerGas: refusedFee.toString() } : {}
+  await ctx.update(
+    row,
+    {
+      ...earlier,
+      ...counted,
+      status: 'BROADCASTED',
+      replacements: Math.max(0, row.replacements - 1),
+      broadcastAt: now,
+      notBefore: retryAt(ctx, row),
+    },
+    { whileOpen: true },
+  )
+}
+
+/**
+ * When a send whose replacement the node refused is looked at again (`replacementRefused`): a
+ * sponsored send or a sponsor's fill at the next pass, as always (every user's sponsored sends wait
+ * behind the sponsor's nonce; its replacement is tried again once `replaceAfterMs` has passed); an
+ * unsponsored one once its replacement is due again, or later as `waitingLookAt` backs off (a
+ * quarter of its age, at most `WAITING_LOOK_AT_MOST_MS`), and no later than its expiry: a drained
+ * account's send costs the node a look and a try each time (its count, the replacement refused, the
+ * version it replaced asked for), not a look every pass for its 3 hours.
+ */
+function retryAt(ctx: SendContext, row: SendTransactionRow): number {
+  const { options } = ctx
+  const now = ctx.runtime.now()
+  if (!expires(row)) return now + options.pollIntervalMs
+  const backoff = Math.min(WAITING_LOOK_AT_MOST_MS, Math.floor((now - row.createdAt) / 4))
+  const wait = Math.max(options.replaceAfterMs + 1, backoff)
+  return Math.min(now + wait, Math.max(now + options.pollIntervalMs, row.createdAt + SEND_EXPIRES_AFTER_MS))
 }
 
 /**

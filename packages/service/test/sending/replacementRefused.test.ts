@@ -5,8 +5,8 @@
 // and a fill was made of its nonce, while its first version stayed in the pool and was mined
 // later: an app told it failed retried it and ran its calls twice (for a sponsored send, at the
 // sponsor's cost). Now the send goes back to waiting on the version the node holds (its hash, its
-// signed transaction and fees again the row's; no more replacements), and ends INCLUDED when it is
-// mined. anvil mines nothing until the test says.
+// signed transaction and fees again the row's; its replacement tried again later), and ends
+// INCLUDED when it is mined. anvil mines nothing until the test says.
 import { describe, expect, it } from 'vitest'
 import { fillIdOf } from '../../src/sending/evmSender.ts'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
@@ -33,9 +33,12 @@ async function refusedReplacement(h: Harness, worker: Worker, id: string, drain:
     await drain()
     await passes(h, worker, 1, 61_000) // stuck past replaceAfterMs: replaced
     expect((await h.service.store.get('sendTransactions', id))!.replacements).toBe(1)
-    // The replacement refused; the worker goes on (its replacement due again, a fill, …).
-    await passes(h, worker, 10, 61_000)
+    // The replacement refused: the send waits on its first version again.
+    await passes(h, worker, 1, 61_000)
     const waiting = (await h.service.store.get('sendTransactions', id))!
+    // The worker goes on: its replacement is tried again each replace_after_ms (refused again, the
+    // send back on its first version each time: refusedReplacementRetried.test.ts), never FAILED.
+    await passes(h, worker, 9, 61_000)
     await chain.rpc('evm_mine', []) // the node mines what its pool holds: the first version
     expect((await receiptOf(chain, first.txHash))?.status).toBe('0x1')
     // An unsponsored send that can only wait is looked at a quarter of its age later, at most 5 min.
