@@ -30,6 +30,13 @@ export interface SendContext {
       also?: (tx: Transaction, current: SendTransactionRow) => Promise<void>
     },
   ): Promise<boolean>
+  /**
+   * `call`'s answer shared by every send of the same chain one worker pass looks at under `key`
+   * (EVM: a sender's mined count): the first send to ask calls it, the others share its answer (or
+   * its error). A pass is short and the answer only moves forward (a count): a send that reads it a
+   * little stale decides at its next look. @default every send calls
+   */
+  sharedInPass?<T>(key: string, call: () => Promise<T>): Promise<T>
   /** Takes the send for a lease unless another pass (here or on another instance) took it first. */
   claim(row: SendTransactionRow): Promise<SendTransactionRow | undefined>
   /**

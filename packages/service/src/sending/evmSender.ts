@@ -267,10 +267,7 @@ function waitingLookAt(ctx: SendContext, row: SendTransactionRow, replaceable: b
 async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {
   const { runtime, options } = ctx
   const nonce = row.nonce === undefined ? undefined : BigInt(row.nonce)
-  const mined =
-    nonce === undefined
-      ? undefined
-      : BigInt((await ctx.rpc('eth_getTransactionCount', [row.sender, 'latest'])) as string)
+  const mined = nonce === undefined ? undefined : await minedCount(ctx, row.sender)
   // Some transaction of the sender's at its nonce is mined (or, without a nonce, maybe).
   const used = mined === undefined || mined > nonce!
   if (used && (await settle(ctx, row))) return
@@ -338,6 +335,18 @@ async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {
     if (claimed) await ctx.update(claimed, { notBefore: later })
   }
   // Otherwise nothing changed and nothing is written: the next pass looks again.
+}
+
+/**
+ * `eth_getTransactionCount(sender, latest)`: once a worker pass for every send of `sender` it looks
+ * at (`sharedInPass`): 20 open sponsored sends cost the node one count a pass, not 20.
+ */
+async function minedCount(ctx: SendContext, sender: string): Promise<bigint> {
+  const call = () => ctx.rpc('eth_getTransactionCount', [sender, 'latest']) as Promise<string>
+  const count = ctx.sharedInPass
+    ? await ctx.sharedInPass(`eth_getTransactionCount ${sender.toLowerCase()} latest`, call)
+    : await call()
+  return BigInt(count)
 }
 
 /**

@@ -43,8 +43,8 @@ export function startSendWorker(
   let running: Promise<void> = Promise.resolve()
   let timer: ReturnType<typeof setTimeout> | undefined
 
-  /** Acts on `rows` (those due), `CONCURRENCY` at once. */
-  const handle = async (rows: readonly SendTransactionRow[]) => {
+  /** Acts on `rows` (those due), `CONCURRENCY` at once, sharing `shared` (the pass's answers). */
+  const handle = async (rows: readonly SendTransactionRow[], shared: PassAnswers) => {
     // Sends are independent (each has its own nonce): several at once, a bounded number.
     let next = 0
     await Promise.all(
@@ -57,7 +57,7 @@ export function startSendWorker(
             row.status === 'BROADCASTED' && senderOf(runtime, row)?.tracksWithoutLease
               ? row
               : await claim(runtime, row).catch(() => undefined)
-          if (claimed) await step(runtime, claimed).catch(() => undefined)
+          if (claimed) await step(runtime, claimed, shared).catch(() => undefined)
         }
       }),
     )
@@ -75,19 +75,21 @@ export function startSendWorker(
   // The sends waiting to be broadcast first, then the broadcast ones, tracked `CONCURRENCY` at a
   // time with a look for new sends to broadcast between each batch: a send committed during a
   // pass waits behind one batch of looks at most, not behind every open send of every tenant.
+  // The node's answers the pass's sends share (`SendContext.sharedInPass`): one mined count a sender.
   const pass = async () => {
+    const shared: PassAnswers = new Map()
     const pending = await due('PENDING')
     if (!pending) return
-    await handle(pending)
+    await handle(pending, shared)
     if (stopped) return
     const broadcast = await due('BROADCASTED')
     if (!broadcast) return
     for (let i = 0; i < broadcast.length && !stopped; i += CONCURRENCY) {
       if (i > 0) {
         const fresh = await due('PENDING')
-        if (fresh && fresh.length > 0) await handle(fresh)
+        if (fresh && fresh.length > 0) await handle(fresh, shared)
       }
-      if (!stopped) await handle(broadcast.slice(i, i + CONCURRENCY))
+      if (!stopped) await handle(broadcast.slice(i, i + CONCURRENCY), shared)
     }
   }
 
@@ -116,6 +118,12 @@ export function startSendWorker(
     },
   }
 }
+
+/**
+ * What one pass's sends share of the node's answers (`SendContext.sharedInPass`), by chain and key:
+ * dropped with the pass, so no answer outlives it.
+ */
+type PassAnswers = Map<string, Promise<unknown>>
 
 /** A timer that does not keep a Node process alive on its own (the service's close stops it). */
 function unref(timer: ReturnType<typeof setTimeout>): ReturnType<typeof setTimeout> {
@@ -246,7 +254,7 @@ function settlingFee(runtime: Runtime, send: SendTransactionRow, paidFee: bigint
   }
 }
 
-async function step(runtime: Runtime, row: SendTransactionRow): Promise<void> {
+async function step(runtime: Runtime, row: SendTransactionRow, shared: PassAnswers): Promise<void> {
   const sender = senderOf(runtime, row)
   if (!sender) {
     // Written by an older version or by hand: failed, never sent as another family's transaction.
@@ -299,6 +307,17 @@ async function step(runtime: Runtime, row: SendTransactionRow): Promise<void> {
             }
           : {}),
       })
+    },
+    sharedInPass: <T>(key: string, call: () => Promise<T>) => {
+      const at = `${row.caip2} ${key}`
+      let answer = shared.get(at) as Promise<T> | undefined
+      if (!answer) {
+        answer = call()
+        shared.set(at, answer)
+        // Each send that shares it handles its error; none is left unhandled when none is left.
+        answer.catch(() => undefined)
+      }
+      return answer
     },
     claim: (send) => claim(runtime, send),
     fail: (send, message, also, options) => fail(runtime, send, message, { more: also, ...options }),

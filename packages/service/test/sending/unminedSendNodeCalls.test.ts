@@ -58,12 +58,13 @@ describe('sends queued behind a nonce gap cost the operator node calls', { timeo
       await worker.pass() // broadcast: the node queues each behind its account's nonce 0
       for (const row of await rowsOf(h, all)) expect(row.status).toBe('BROADCASTED')
 
-      // Its first seconds: a look each pass, one call, no receipt asked (no version can be mined
-      // while the account's count is below its nonce). Before: one receipt a version a pass.
+      // Its first seconds: a look each pass, no receipt asked (no version can be mined while the
+      // account's count is below its nonce), its account's count asked once a pass for all its
+      // sends (`sharedInPass`). Before: one receipt a version a pass.
       counting.reset()
       await passes(h, worker, 40, 250)
       console.log('first 40 passes (10 s):', Object.fromEntries(counting.calls))
-      expect(Object.fromEntries(counting.calls)).toEqual({ eth_getTransactionCount: SENDS * 40 })
+      expect(Object.fromEntries(counting.calls)).toEqual({ eth_getTransactionCount: USERS * 40 })
 
       // To 30 minutes, a pass every 2 s: never replaced (a fee raise cannot fill the gap), and
       // looked at less and less often. Before: 3 replacements each, then 4 receipts a pass.
