@@ -2,11 +2,13 @@
 // call and the most the signer can pay in fees, ERC-20 `transfer`, `transferFrom`, `approve` and
 // `increaseAllowance` calldata, lamports of System Program transfers and the fee payer's fee, SPL
 // Token `Transfer`, `TransferChecked`, `Approve` and `ApproveChecked` instructions. Where a
-// contract is the chain's native coin (Celo, Moonbeam, Polygon PoS: `nativeTokenContracts.ts`), a
-// native limit and an ERC-20 limit on that contract count the same coin, each what the other's
-// path moves too. Under a native limit, a call with calldata is signed only on a chain known to
-// move its native coin only as a call's value (`valueOnlyChains.ts`). What cannot be read under a
-// limit is refused, never let through.
+// contract is the chain's native coin (Celo, Moonbeam, Evmos, Polygon PoS:
+// `nativeTokenContracts.ts`), a native limit and an ERC-20 limit on that contract count the same
+// coin, each what the other's path moves too. Under a native limit, a call with calldata is signed
+// only on a chain known to move its native coin only as a call's value (`valueOnlyChains.ts`);
+// under an ERC-20 limit, a call sending value is signed only where the chain is known (on that
+// list, or with its coin's contract in the table), since elsewhere the token may be the coin. What
+// cannot be read under a limit is refused, never let through.
 import { ed25519 } from '@noble/curves/ed25519.js'
 import { bytesToNumberLE } from '@noble/curves/utils.js'
 import { sha256 } from '@noble/hashes/sha2.js'
@@ -98,7 +100,9 @@ function tokenOutflows(limit: SpendingLimitRow, calls: SpendCall[], token: strin
     if (call.to && hasCalldata(call.data))
       throw undecodable(
         limit,
-        `its call to ${call.to} is not to the token ${what}: it could move the token through an allowance given to that contract`,
+        hasCalldata(call.to)
+          ? `its call to ${call.to} is not to the token ${what}: it could move the token through an allowance given to that contract`
+          : `it creates a contract, whose init code the limit on the token ${what} does not read`,
       )
     return []
   })
@@ -140,6 +144,32 @@ function valueOnlyCheck(limit: SpendingLimitRow, calls: SpendCall[], more: Reado
 }
 
 /**
+ * Refuses, under an ERC-20 limit of a chain the service knows nothing of (on neither the
+ * service's value-only list nor the operator's, with no contract in `nativeTokenContracts.ts`), a
+ * call that sends value. On some chains the native coin is itself an ERC-20 (Evmos' WEVMOS,
+ * Metis' METIS at 0xDeadDeAd…0000): its balance is the native balance, and a plain transfer moves
+ * it without a call to the token. Where the chain is not known, the limited contract may be that
+ * coin, so its value cannot be left uncounted.
+ */
+function unknownCoinCheck(
+  limit: SpendingLimitRow,
+  calls: SpendCall[],
+  contract: string,
+  more: ReadonlySet<string>,
+): void {
+  const { caip2 } = limit.asset
+  if (Object.hasOwn(VALUE_ONLY_CHAINS, caip2) || more.has(caip2)) return
+  const call = calls.find((c) => c.value > 0n)
+  if (!call) return
+  const target =
+    call.to !== undefined && hasCalldata(call.to) ? `its call to ${call.to}` : 'its contract creation'
+  throw undecodable(
+    limit,
+    `${target} sends ${call.value} wei of the native coin of ${caip2}, a chain the service does not know to move its native coin only as a call's value, nor which contract is that coin: on some chains the coin is itself an ERC-20 (Evmos' WEVMOS, Metis' METIS), whose balance a plain transfer moves without a call to the token, so the limited token ${contract} may be the coin and this value its own. Under an ERC-20 limit of that chain only calls without value are signed, unless the operator, having checked the chain, names it in [limits] value_only_chains`,
+  )
+}
+
+/**
  * The outflows of an EVM signature by `signer` (its 0x address, lower case) under `limit` (nothing
  * when the limit is of another chain).
  */
@@ -177,8 +207,10 @@ function evmOutflows(
   // The chain's native coin, when a contract is it too: a native limit, or an ERC-20 limit on
   // that contract, counts the coin whichever way it leaves.
   const coin = NATIVE_TOKEN_CONTRACTS[asset.caip2]
-  if (!native && normalAddress(asset.contract) !== coin?.contract)
+  if (!native && normalAddress(asset.contract) !== coin?.contract) {
+    if (!coin) unknownCoinCheck(limit, spend.calls, asset.contract, valueOnly)
     return tokenOutflows(limit, spend.calls, normalAddress(asset.contract), asset.contract)
+  }
   // Where an ERC-20 is the coin, calls into other contracts are refused below (`tokenOutflows`).
   if (coin?.moves !== 'erc20') valueOnlyCheck(limit, spend.calls, valueOnly)
   const values = spend.calls

@@ -1,8 +1,11 @@
 // Where a contract is the chain's native coin (Celo's CeloToken, Moonbeam's native-token ERC-20
-// precompile, Polygon PoS's MRC20: limits/nativeTokenContracts.ts), a native limit and an ERC-20
-// limit on that contract count the same coin. A native limit once counted only `value`, so a
-// limited signer moved 1,000 CELO with `transfer` calldata of value 0; an ERC-20 limit on the
-// CELO contract counted only calldata, so a plain value transfer moved the same balance.
+// precompile, Evmos' WEVMOS precompile, Polygon PoS's MRC20: limits/nativeTokenContracts.ts), a
+// native limit and an ERC-20 limit on that contract count the same coin. A native limit once
+// counted only `value`, so a limited signer moved 1,000 CELO with `transfer` calldata of value 0;
+// an ERC-20 limit on the CELO contract counted only calldata, so a plain value transfer moved the
+// same balance. Evmos was not in the table: under "10 WEVMOS a day, only to FRIEND" a plain
+// transfer of 1,000 EVMOS (the same bank balance) to anyone was counted 0 and signed (from the
+// audit's coinAsErc20Limit.test.ts).
 import { encodeFunctionData, erc20Abi, type Hex, serializeTransaction } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { createHarness, ETHEREUM_ACCOUNT, type Json, resultOf } from '../../src/testing/harness.ts'
@@ -13,6 +16,12 @@ const FRIEND = '0x00000000000000000000000000000000000f00d5'
 const CELO_TOKEN = '0x471EcE3750Da237f93B8E339c536989b8978a438'
 /** Moonbeam (eip155:1284) and Moonriver (eip155:1285): the native-token ERC-20 precompile. */
 const MOONBEAM_NATIVE = '0x0000000000000000000000000000000000000802'
+/** Evmos (eip155:9001): WEVMOS, the WERC20 precompile over the aevmos bank balance. */
+const WEVMOS = '0xD4949664cD82660AaE99bEdc034a0deA8A0bd517'
+/** Evmos testnet (eip155:9000): its WEVMOS precompile over atevmos. */
+const WEVMOS_TESTNET = '0xcc491f589b45d4a3c679016195b3fb87d7848210'
+/** Cosmos EVM's staking precompile: delegates the caller's coin with no value sent. */
+const COSMOS_STAKING = '0x0000000000000000000000000000000000000800'
 /** Polygon PoS (eip155:137): MRC20, which forwards the value it is sent. */
 const POLYGON_NATIVE = '0x0000000000000000000000000000000000001010'
 /** Uniswap's Permit2: a contract accounts commonly hold allowances for. */
@@ -125,6 +134,40 @@ describe('spending limits on a chain whose native coin is also an ERC-20 contrac
     expect(await sign(tx(42220, DEAD, 4n))).toBe(200)
     expect(await sign(tx(42220, CELO_TOKEN, 0n, erc20('transfer', DEAD, 5n)))).toBe(200)
     expect(await used()).toEqual(['9'])
+  })
+
+  it.each([
+    ['Moonbeam', 1284, MOONBEAM_NATIVE],
+    ['Evmos', 9001, WEVMOS],
+    ['the Evmos testnet', 9000, WEVMOS_TESTNET],
+  ])(
+    'an ERC-20 limit on %s native-coin contract holds a plain transfer of the coin to its allow-list and amount',
+    async (_, chainId, contract) => {
+      const { limit, sign, used } = await setup()
+      await limit({ type: 'SPENDING_LIMIT_ASSET_ERC20', caip2: `eip155:${chainId}`, contract }, [FRIEND])
+      // 1,000 of the coin, value only, to an address off the allow-list: the token's balance itself.
+      expect(await sign(tx(chainId, DEAD, 10n ** 21n))).toEqual({
+        status: 403,
+        code: 'SPEND_DESTINATION_NOT_ALLOWED',
+      })
+      expect(await sign(tx(chainId, FRIEND, 11n))).toEqual(exceeded)
+      expect(await sign(tx(chainId, FRIEND, 4n))).toBe(200)
+      expect(await sign(tx(chainId, contract, 0n, erc20('transfer', FRIEND, 5n)))).toBe(200)
+      expect(await sign(tx(chainId, contract, 0n, erc20('transfer', FRIEND, 2n)))).toEqual(exceeded)
+      expect(await used()).toEqual(['9'])
+    },
+  )
+
+  it('a native EVMOS limit counts a WEVMOS transfer, and refuses the staking precompile', async () => {
+    const { limit, sign, used, eth } = await setup()
+    await limit({ type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:9001' })
+    expect(await sign(tx(9001, WEVMOS, 0n, erc20('transfer', DEAD, 10n ** 21n)))).toEqual(exceeded)
+    expect(await sign(tx(9001, WEVMOS, 0n, transferFrom(eth, DEAD, 11n)))).toEqual(exceeded)
+    expect(await sign(tx(9001, WEVMOS, 0n, erc20('transfer', DEAD, 3n)))).toBe(200)
+    expect(await sign(tx(9001, DEAD, 4n))).toBe(200)
+    // delegate(delegator, validator, amount): the coin leaves with no value, into a precompile.
+    expect(await sign(tx(9001, COSMOS_STAKING, 0n, '0x53266bbb'))).toEqual(undecodable)
+    expect(await used()).toEqual(['7'])
   })
 
   it("Polygon's MRC20 moves only the value it is sent: counted as value, sent where its transfer names", async () => {

@@ -6,6 +6,12 @@
 // balance in one zero-value signature, counted 0, and its allow-list was never asked (from the
 // audit's precompileNativeCoin.test.ts). Now a call with calldata under a native limit is signed
 // only on a chain known to move its coin only as value (limits/valueOnlyChains.ts).
+//
+// The other way round, an ERC-20 limit on a contract that is the chain's coin counted only calls
+// to it: under "10 WEVMOS a day" a plain transfer of EVMOS (the same balance) was counted 0. Evmos
+// is now in limits/nativeTokenContracts.ts; on a chain on neither list (nor in that table) the
+// service cannot tell the limited token is not the coin (Metis' METIS at 0xDeadDeAd…0000 is), so
+// under an ERC-20 limit there a call that sends value is refused.
 import { encodeFunctionData, erc20Abi, type Hex, serializeTransaction } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { createHarness, ETHEREUM_ACCOUNT, type Json, resultOf } from '../../src/testing/harness.ts'
@@ -15,6 +21,11 @@ const FRIEND = '0x000000000000000000000000000000000000beef'
 const SEI_IBC = '0x0000000000000000000000000000000000001009'
 const WEVMOS = '0xD4949664cD82660AaE99bEdc034a0deA8A0bd517'
 const L2_TO_L1_MESSAGE_PASSER = '0x4200000000000000000000000000000000000016'
+/** Metis Andromeda (eip155:1088): METIS, the native coin, is also this ERC-20. */
+const METIS = '0xDeadDeAddeAddEAddeadDEaDDEAdDeaDDeAD0000'
+/** Celo's cUSD: an ERC-20 that is not the chain's coin, on a chain whose coin contract is known. */
+const CELO_CUSD = '0x765DE816845861e75A25fCA122bb6898B8B1282a'
+const TOKEN = '0x00000000000000000000000000000000000070c3'
 
 const SEI_IBC_ABI = [
   {
@@ -58,7 +69,12 @@ const tx = (chainId: number, to: string | undefined, value: bigint, data?: Hex) 
     ...(data ? { data } : {}),
   })
 
-async function setup(caip2: string, allowedDestinations?: string[], valueOnlyChains?: string[]) {
+async function setup(
+  caip2: string,
+  allowedDestinations?: string[],
+  valueOnlyChains?: string[],
+  asset: Json = { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2 },
+) {
   const h = await createHarness(valueOnlyChains ? { limits: { valueOnlyChains } } : {})
   const sub = await h.createSubOrganization({
     users: 1,
@@ -76,7 +92,7 @@ async function setup(caip2: string, allowedDestinations?: string[], valueOnlyCha
       spendingLimitName: 'daily',
       scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: eth },
       window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
-      asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2 },
+      asset,
       amount: '10',
       ...(allowedDestinations ? { allowedDestinations } : {}),
     }),
@@ -122,16 +138,19 @@ describe('a native limit on a chain whose precompiles may move the native coin w
     expect(await used()).toBe('4')
   })
 
-  it("Evmos (Cosmos EVM): WEVMOS transfer, which moves the bank balance, is refused; so is a creation's init code", async () => {
+  it("Evmos (Cosmos EVM): WEVMOS transfer, which moves the bank balance, is counted as the coin; a creation's init code is refused", async () => {
     const { sign, used } = await setup('eip155:9001')
-    expect(await sign(tx(9001, WEVMOS, 0n, erc20Transfer(THIEF, 10n ** 21n)))).toEqual(
-      refusedOn('eip155:9001'),
-    )
+    // WEVMOS is the coin's own contract (limits/nativeTokenContracts.ts): its transfer is read.
+    expect(await sign(tx(9001, WEVMOS, 0n, erc20Transfer(THIEF, 10n ** 21n)))).toMatchObject({
+      status: 429,
+      code: 'SPENDING_LIMIT_EXCEEDED',
+    })
     const creation = await sign(tx(9001, undefined, 0n, '0x6080604052'))
-    expect(creation).toEqual(refusedOn('eip155:9001'))
+    expect(creation).toMatchObject({ status: 403, code: 'SPEND_UNDECODABLE' })
     expect((creation as { message: string }).message).toContain('it creates a contract')
     expect(await sign(tx(9001, THIEF, 3n))).toBe(200)
-    expect(await used()).toBe('3')
+    expect(await sign(tx(9001, WEVMOS, 0n, erc20Transfer(THIEF, 4n)))).toBe(200)
+    expect(await used()).toBe('7')
   })
 })
 
@@ -167,5 +186,64 @@ describe('a chain the operator names ([limits] value_only_chains)', () => {
     // Naming one chain opens no other.
     const sei = await setup('eip155:1329', undefined, ['eip155:7777777'])
     expect(await sei.sign(tx(1329, SEI_IBC, 0n, seiIbcTransfer))).toEqual(refusedOn('eip155:1329'))
+  })
+})
+
+/** The refusal of a call sending value under an ERC-20 limit of `caip2`, a chain not on the lists. */
+const valueRefusedOn = (caip2: string) => ({
+  status: 403,
+  code: 'SPEND_UNDECODABLE',
+  message: expect.stringContaining(`${caip2}, a chain the service does not know`),
+})
+
+describe('an ERC-20 limit on a chain whose native coin may be that token', () => {
+  const metis = { type: 'SPENDING_LIMIT_ASSET_ERC20', caip2: 'eip155:1088', contract: METIS }
+
+  it("Metis: a plain METIS transfer (the token's balance itself) is refused, naming the limit, the chain and the setting", async () => {
+    const { sign, used, limitId } = await setup('eip155:1088', [FRIEND], undefined, metis)
+    const refused = await sign(tx(1088, THIEF, 10n ** 21n))
+    expect(refused).toEqual(valueRefusedOn('eip155:1088'))
+    const { message } = refused as { message: string }
+    expect(message).toContain(`spending limit ${limitId} (daily)`)
+    expect(message).toContain(`sends ${10n ** 21n} wei`)
+    expect(message).toContain('[limits] value_only_chains')
+    // Even to the allow-list, and even with calldata the limit reads: the value is not counted.
+    expect(await sign(tx(1088, FRIEND, 1n))).toEqual(valueRefusedOn('eip155:1088'))
+    expect(await sign(tx(1088, METIS, 1n, erc20Transfer(FRIEND, 1n)))).toEqual(valueRefusedOn('eip155:1088'))
+    // Calls without value are read as under any ERC-20 limit.
+    expect(await sign(tx(1088, METIS, 0n, erc20Transfer(FRIEND, 4n)))).toBe(200)
+    expect(await sign(tx(1088, METIS, 0n, erc20Transfer(THIEF, 1n)))).toMatchObject({
+      status: 403,
+      code: 'SPEND_DESTINATION_NOT_ALLOWED',
+    })
+    expect(await used()).toBe('4')
+  })
+
+  it('value is signed where the chain is listed, where the operator names it, and where the coin contract is known to be another', async () => {
+    const ethereum = await setup('eip155:1', undefined, undefined, {
+      type: 'SPENDING_LIMIT_ASSET_ERC20',
+      caip2: 'eip155:1',
+      contract: TOKEN,
+    })
+    expect(await ethereum.sign(tx(1, THIEF, 10n ** 21n))).toBe(200)
+    expect(await ethereum.used()).toBe('0')
+    const named = await setup('eip155:1088', undefined, ['eip155:1088'], metis)
+    expect(await named.sign(tx(1088, THIEF, 5n))).toBe(200)
+    expect(await named.used()).toBe('0')
+    // Celo's coin is CeloToken (limits/nativeTokenContracts.ts), not cUSD.
+    const celo = await setup('eip155:42220', undefined, undefined, {
+      type: 'SPENDING_LIMIT_ASSET_ERC20',
+      caip2: 'eip155:42220',
+      contract: CELO_CUSD,
+    })
+    expect(await celo.sign(tx(42220, THIEF, 5n))).toBe(200)
+    expect(await celo.used()).toBe('0')
+    // Naming one chain opens no other.
+    const sei = await setup('eip155:1329', undefined, ['eip155:1088'], {
+      type: 'SPENDING_LIMIT_ASSET_ERC20',
+      caip2: 'eip155:1329',
+      contract: TOKEN,
+    })
+    expect(await sei.sign(tx(1329, THIEF, 5n))).toEqual(valueRefusedOn('eip155:1329'))
   })
 })
