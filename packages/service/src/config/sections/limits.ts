@@ -6,7 +6,8 @@ const EVM_CAIP2 = /^eip155:[1-9]\d{0,15}$/
 
 /**
  * `[limits]`: spending limits (docs/spending-limits.md). Absent: the service's own list of chains
- * where a native limit signs calls into contracts (limits/valueOnlyChains.ts), and no other.
+ * where a native limit signs calls into contracts and an ERC-20 limit signs value
+ * (limits/valueOnlyChains.ts), and no other.
  */
 export const limitsSection = z
   .object({
@@ -20,7 +21,7 @@ export const limitsSection = z
       .max(100)
       .default([])
       .describe(
-        "EVM chains, besides the service's own list (docs/spending-limits.md), whose native coin leaves an account only as a call's value (no precompile or system contract moves the caller's balance when called with none), e.g. ['eip155:7777777'] for your own OP Stack chain. Under a native spending limit of such a chain a call with calldata into a contract is signed and its value counted; on a chain on neither list it is refused SPEND_UNDECODABLE, since a precompile there may move the coin without value (as Sei's IBC and Cosmos EVM's native-coin ERC-20 do). Name a chain only once you have checked this.",
+        "EVM chains, besides the service's own list (docs/spending-limits.md), whose native coin leaves an account only as a call's value (no precompile or system contract moves the caller's balance when called with none), e.g. ['eip155:7777777'] for your own OP Stack chain. Under a native spending limit of such a chain a call with calldata into a contract is signed and its value counted; on a chain on neither list it is refused SPEND_UNDECODABLE, since a precompile there may move the coin without value (as Sei's IBC and Cosmos EVM's native-coin ERC-20 do). Naming a chain also says no ERC-20 there is the coin itself (as Evmos' WEVMOS and Metis' METIS are): under an ERC-20 limit of such a chain a call that sends value is signed, the value not counted; on a chain on neither list (nor among those whose coin contract the service knows) it is refused SPEND_UNDECODABLE. Name a chain only once you have checked this.",
       ),
   })
   .strict()
