@@ -7,6 +7,15 @@ export interface WebhookRequest {
   body: Uint8Array
   /** Refuses an address the name resolved to (called on each address, before connecting to it). */
   refuse(address: string): RefusalReason | undefined
+  /**
+   * The host may be looked up by the system resolver (the hosts file, search domains): the endpoint
+   * is a top-level organization's (the operator's) and the operator lets internal receivers through
+   * (`allowList`, `allowLoopback: true`). Any other host is asked of DNS directly: a system lookup
+   * holds one of the few thread-pool slots every other host-name lookup of the process needs,
+   * for as long as the name's DNS server takes, whatever the try's timeout.
+   */
+  systemLookup?: boolean
+  /** Connecting, the host's lookup included (and any wait for a lookup slot). */
   connectTimeoutMs: number
   /** The whole request: connect, send, status and the (capped) body. */
   timeoutMs: number
@@ -23,7 +32,8 @@ export interface WebhookResponse {
 }
 
 /**
- * Sends a request to the address it checked: resolves the host, refuses any address
+ * Sends a request to the address it checked: resolves the host (never holding what the process's
+ * other lookups need, unless `systemLookup`), refuses any address
  * `request.refuse` refuses, connects to the checked address itself (pinned: no second lookup),
  * follows no redirect. Node's is `nodeWebhookTransport()` from `@latchkey/service/node`; a
  * refusal throws `WebhookRefusedError`.

@@ -776,13 +776,15 @@ async function sendOnce(
   // organization as it is now, whenever the endpoint was made (a row written before the rule,
   // into an allowed range, is refused like a new one). One read, and only with an allow list (or
   // the operator's loopback).
-  const policy = policyForOrganization(
-    settings.policy,
-    dependsOnOrganization(settings.policy)
-      ? await runtime.store.get('organizations', endpoint.organizationId)
-      : undefined,
-  )
+  const organization = dependsOnOrganization(settings.policy)
+    ? await runtime.store.get('organizations', endpoint.organizationId)
+    : undefined
+  const policy = policyForOrganization(settings.policy, organization)
   if (refuseUrl(endpoint.url, policy)) return { outcome: 'refused' }
+  // The operator's internal receivers may be named in the hosts file or by a search domain: their
+  // hosts go to the system resolver. Anyone else's is asked of DNS directly (an end user's DNS
+  // server answering slowly would otherwise hold the lookups of the whole process).
+  const systemLookup = organization !== undefined && organization.parentOrganizationId === undefined
   // On a data dir, what was read may be committed and not yet on disk: nothing goes out of it
   // before it is (`Store.settled`).
   await runtime.store.settled()
@@ -814,6 +816,7 @@ async function sendOnce(
       headers: { ...headers },
       body,
       refuse: (address) => refuseAddress(address, policy),
+      systemLookup,
       connectTimeoutMs: settings.connectTimeoutMs,
       timeoutMs: settings.timeoutMs,
       maxResponseBytes: settings.maxResponseBytes,
