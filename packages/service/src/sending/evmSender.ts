@@ -28,6 +28,14 @@ import { RpcRefusedError } from './sendRpc.ts'
 const ALREADY_KNOWN = /already known|known transaction|already imported|already in (the )?mempool/i
 const NONCE_TOO_LOW = /nonce too low|nonce.*already been used|OldNonce/i
 const UNDERPRICED = /underpriced|fee too low|replacement transaction/i
+/**
+ * A node's refusal of a sponsored replacement that the sponsor (or the operator) can pass: its
+ * balance ("insufficient funds"), a node's fee cap, or its price. Any other refusal of a version
+ * that carries the user's authorization may be the user's to keep up (geth's "authority already
+ * reserved" while the user's account keeps a transaction of its own pending): `withoutAuthorization`.
+ */
+const SPONSOR_MAY_PASS =
+  /insufficient funds|fee cap|exceeds the configured cap|underpriced|fee too low|replacement transaction|base fee/i
 
 /**
  * EVM chains (`eip155`): broadcasts the signed transaction, follows its receipt (and those of the
@@ -92,6 +100,18 @@ async function broadcast(ctx: SendContext, row: SendTransactionRow): Promise<voi
     } else if (row.fills !== undefined) {
       // A fill is not given up while its nonce is empty: signed again at the market's price, later.
       await refill(ctx, row)
+      return
+    } else if (
+      mayBeOnANode(row) &&
+      (row.priorHashes ?? []).length > 0 &&
+      row.sponsored &&
+      row.fills === undefined &&
+      authorizationOf(row) !== undefined &&
+      !SPONSOR_MAY_PASS.test(error.message)
+    ) {
+      // A sponsored replacement carrying the user's authorization, refused for what the sponsor
+      // cannot pass (one the user may keep up for good): made again without the authorization.
+      await withoutAuthorization(ctx, row)
       return
     } else if (mayBeOnANode(row) && (row.priorHashes ?? []).length > 0) {
       // A replacement refused (its raised fee past what its sender holds, past a node's fee cap,
@@ -289,6 +309,16 @@ async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {
     return
   }
   if (expired(ctx, row)) {
+    // Ended for good on the count the pass shares, read perhaps long before this look
+    // (`sharedInPass`): a version mined since would end FAILED while it is mined. The count is
+    // asked afresh first, one call a send only at its expiry.
+    if (ctx.sharedInPass && nonce !== undefined) {
+      const fresh = await minedCount({ ...ctx, sharedInPass: undefined }, row.sender)
+      if (fresh > nonce) {
+        if (!(await settle(ctx, row))) await nonceTaken(ctx, row, fresh)
+        return
+      }
+    }
     const hours = SEND_EXPIRES_AFTER_MS / 3600_000
     if (row.fills !== undefined) {
       await giveUpFill(
@@ -339,7 +369,8 @@ async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {
 
 /**
  * `eth_getTransactionCount(sender, latest)`: once a worker pass for every send of `sender` it looks
- * at (`sharedInPass`): 20 open sponsored sends cost the node one count a pass, not 20.
+ * at (`sharedInPass`): 20 open sponsored sends cost the node one count a pass, not 20. A stale
+ * one only puts a decision off, except an unsponsored send's expiry, which asks afresh (`track`).
  */
 async function minedCount(ctx: SendContext, sender: string): Promise<bigint> {
   const call = () => ctx.rpc('eth_getTransactionCount', [sender, 'latest']) as Promise<string>
@@ -429,7 +460,9 @@ async function waitOnEarlierVersion(
  * `prepaidMaxFeePerGas` is lifted to its fee, as what the caps have counted. Where the node does
  * not answer the version it replaced (dropped from its pool), the refused version stays the row's,
  * replaced no more: given to the node again each `replaceAfterMs` as it is
- * (`rebroadcastIfDropped`), never raised past it.
+ * (`rebroadcastIfDropped`), never raised past it. A sponsored replacement carrying the user's
+ * authorization, refused for what the sponsor cannot pass, is not tried again as it was: it is made
+ * again without the authorization (`withoutAuthorization`).
  */
 async function replacementRefused(ctx: SendContext, row: SendTransactionRow): Promise<void> {
   const { runtime, options } = ctx
@@ -461,6 +494,63 @@ async function replacementRefused(ctx: SendContext, row: SendTransactionRow): Pr
       notBefore: retryAt(ctx, row),
     },
     { whileOpen: true },
+  )
+}
+
+/**
+ * A sponsored replacement carrying the user's authorization (the batch that delegates the account)
+ * that the node refused for what the sponsor cannot pass (`SPONSOR_MAY_PASS`): geth refuses any
+ * transaction carrying the authorization of an account that keeps a transaction of its own pending
+ * ("authority already reserved"), which the user can keep up for free for as long as it likes.
+ * Tried again as it is, it would be refused every time, and the version it replaced, priced under
+ * the base fee, never mined: the sponsor's nonce held, and every user's later sponsored sends
+ * behind it. So it is made again at once, the same batch at the same nonce and fees (the raise
+ * counted when it was signed, counted no more) without its `authorizationList` (EIP-1559), signed
+ * by the sponsor and broadcast at the next pass; the versions before it stay tracked. Mined while
+ * the account delegates to the Latchkey delegate, it runs the batch (INCLUDED); otherwise its
+ * call reaches an account without code and the send ends FAILED "the batch did not run" (the fee
+ * paid, `batchOutcome`); should an earlier version be mined instead, the send ends as that version
+ * did. The authorization's nonce of the account becomes a hole of the account's counter now (no
+ * later version carries it), which its next send takes unless the node's count passed it (an
+ * earlier version mined with it: `takeNonce` takes no hole below the count). What the send
+ * reserved under spending limits stays counted (anything signed counts).
+ */
+async function withoutAuthorization(ctx: SendContext, row: SendTransactionRow): Promise<void> {
+  const { runtime } = ctx
+  const refused = Transaction.fromHex(row.signedTransaction)
+  const {
+    r: _r,
+    s: _s,
+    yParity: _y,
+    authorizationList: _list,
+    ...unsigned
+  } = refused.raw as Record<string, unknown>
+  const sponsor = row.sponsorId === undefined ? undefined : await runtime.store.get('sponsors', row.sponsorId)
+  if (!sponsor) {
+    await ctx.fail(row, 'the sponsor account is gone', undefined, { keepSpend: mayBeOnANode(row) })
+    return
+  }
+  const key = runtime.open(sponsor.sealedPrivateKey)
+  let signed: string
+  try {
+    signed = Transaction.prepare({ ...unsigned, type: 'eip1559' } as never)
+      .signBy(key)
+      .toHex()
+  } finally {
+    key.fill(0)
+  }
+  const authorization = authorizationOf(row)!
+  const now = runtime.now()
+  await ctx.update(
+    row,
+    { signedTransaction: signed, txHash: Transaction.fromHex(signed).hash, notBefore: 0 },
+    {
+      whileOpen: true,
+      also: async (tx) => {
+        // Past the holes a counter keeps, the nonce is left empty, as for a batch that did not run.
+        await recordNonceHole(tx, { now, caip2: row.caip2, address: row.account, nonce: authorization.nonce })
+      },
+    },
   )
 }
 
