@@ -112,6 +112,8 @@ export interface GroupCommitOptions {
    * the union of the group's keys. Without it, one group at a time, whatever the keys.
    */
   lanes?: number
+  /** How long a chain keeps its locks, ms (`CHAIN_MS` unless set: a test that holds a group open longer). */
+  chainMs?: number
 }
 
 /**
@@ -380,7 +382,7 @@ export class GroupCommit {
     const { backend, connect, guard, fatal, share } = this.options
     const { begin } = group[0]!
     const chains = this.options.lanes !== undefined && share?.chains === true && keys.length > 0
-    const chainEnds = performance.now() + CHAIN_MS
+    const chainEnds = performance.now() + (this.options.chainMs ?? CHAIN_MS)
     type Outcome = { value: unknown } | { error: unknown }
     // The group being run: a chain's follower once the group before it is answered.
     let current = group

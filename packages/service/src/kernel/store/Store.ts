@@ -188,6 +188,8 @@ export class Store implements Reads {
     /** The database under the store: what it caches, how it begins and retries transactions. */
     readonly backend: StoreBackend,
     private readonly onClose: () => Promise<void> | void,
+    /** How long a chain of lock groups may keep its locks, ms (`GroupCommit`'s `chainMs`). */
+    private readonly lockChainMs?: number,
   ) {
     if ((backend.readsAhead || backend.writesAtOnce) && !backend.arrays)
       throw new Error(`${backend.name} reads ahead or writes at once without array statements`)
@@ -298,6 +300,7 @@ export class Store implements Reads {
   private openLockGroups(sessionLocks: NonNullable<StoreBackend['sessionLocks']>): GroupCommit {
     return new GroupCommit({
       ...this.groupOptions(),
+      ...(this.lockChainMs === undefined ? {} : { chainMs: this.lockChainMs }),
       connect: (use, held) =>
         this.db.getExecutor().provideConnection(async (connection) => {
           const statement = (text: string) => connection.executeQuery(CompiledQuery.raw(text, [[...held]]))
@@ -383,9 +386,9 @@ export class Store implements Reads {
     db: Kysely<Database>,
     backend: StoreBackend,
     onClose: () => Promise<void> | void = () => db.destroy(),
-    options: MigrateOptions = {},
+    options: MigrateOptions & { lockChainMs?: number } = {},
   ): Promise<Store> {
-    const store = new Store(db, backend, onClose)
+    const store = new Store(db, backend, onClose, options.lockChainMs)
     store.migrated = await migrateSchema(db as Kysely<unknown>, backend, options)
     return store
   }

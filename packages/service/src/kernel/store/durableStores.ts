@@ -394,6 +394,11 @@ export async function openPostgres(
      * (`sessionSettings`). @default 30000
      */
     stuckSessionMs?: number
+    /**
+     * How long a chain of lock groups may keep its locks (`GroupCommit`'s `chainMs`). @default 100
+     * (a test that holds a group open on purpose sets more)
+     */
+    lockChainMs?: number
   } & MigrateOptions = {},
 ): Promise<Store> {
   const stuckSessionMs = options.stuckSessionMs ?? 30_000
@@ -436,6 +441,7 @@ export async function openPostgres(
   try {
     const store = await Store.open(db, postgresBackend, () => db.destroy(), {
       migrate: options.migrate ?? true,
+      ...(options.lockChainMs === undefined ? {} : { lockChainMs: options.lockChainMs }),
     })
     store.poolUse = () => ({
       total: pool.totalCount,
