@@ -19,13 +19,15 @@ export interface SendContext {
    * still PENDING or BROADCASTED (another instance may have settled it). With `paidFee` (a mined
    * send's fee, in the chain's native unit), the spending limits that reserved its fee at its most
    * keep what it paid instead, in the same transaction (`settleSpend`); `also` writes more in it,
-   * given the row as it was. Resolves with whether it wrote.
+   * given the row as it was. With `whileVersion`, only while the send's current version is that hash
+   * (another instance may have recorded one of its own meanwhile). Resolves with whether it wrote.
    */
   update(
     row: SendTransactionRow,
     changes: Partial<SendTransactionRow>,
     options?: {
       whileOpen?: boolean
+      whileVersion?: string
       paidFee?: bigint
       also?: (tx: Transaction, current: SendTransactionRow) => Promise<void>
     },

@@ -29,13 +29,16 @@ const ALREADY_KNOWN = /already known|known transaction|already imported|already 
 const NONCE_TOO_LOW = /nonce too low|nonce.*already been used|OldNonce/i
 const UNDERPRICED = /underpriced|fee too low|replacement transaction/i
 /**
- * A node's refusal of a sponsored replacement that the sponsor (or the operator) can pass: its
- * balance ("insufficient funds"), a node's fee cap, or its price. Any other refusal of a version
- * that carries the user's authorization may be the user's to keep up (geth's "authority already
- * reserved" while the user's account keeps a transaction of its own pending): `withoutAuthorization`.
+ * A node's refusal of a version that carries the user's authorization which the user can keep up
+ * for as long as it likes, at no cost: geth refuses it while the user's account keeps a transaction
+ * of its own pending ("authority already reserved"), or keeps as many as a delegated account may
+ * ("in-flight transaction limit"), or its address is reserved by another pool
+ * ("address already reserved"). Such a replacement is made again without the authorization
+ * (`withoutAuthorization`). Any other refusal (funds, a fee cap, the price, a pool that is full, a
+ * provider's rate limit) may pass: the replacement is tried again as it is (`replacementRefused`),
+ * so a passing refusal never costs an honest user the batch.
  */
-const SPONSOR_MAY_PASS =
-  /insufficient funds|fee cap|exceeds the configured cap|underpriced|fee too low|replacement transaction|base fee/i
+const HELD_BY_THE_USER = /authority already reserved|address already reserved|in-flight transaction limit/i
 
 /**
  * EVM chains (`eip155`): broadcasts the signed transaction, follows its receipt (and those of the
@@ -107,10 +110,10 @@ async function broadcast(ctx: SendContext, row: SendTransactionRow): Promise<voi
       row.sponsored &&
       row.fills === undefined &&
       authorizationOf(row) !== undefined &&
-      !SPONSOR_MAY_PASS.test(error.message)
+      HELD_BY_THE_USER.test(error.message)
     ) {
-      // A sponsored replacement carrying the user's authorization, refused for what the sponsor
-      // cannot pass (one the user may keep up for good): made again without the authorization.
+      // A sponsored replacement carrying the user's authorization, refused for what the user may
+      // keep up for good: made again without the authorization.
       await withoutAuthorization(ctx, row)
       return
     } else if (mayBeOnANode(row) && (row.priorHashes ?? []).length > 0) {
@@ -444,7 +447,11 @@ async function waitOnEarlierVersion(
   changes: Partial<SendTransactionRow>,
 ): Promise<void> {
   const earlier = await earlierVersion(ctx, row)
-  await ctx.update(row, { ...earlier, status: 'BROADCASTED', ...changes }, { whileOpen: true })
+  await ctx.update(
+    row,
+    { ...earlier, status: 'BROADCASTED', ...changes },
+    { whileOpen: true, whileVersion: row.txHash },
+  )
 }
 
 /**
@@ -461,8 +468,8 @@ async function waitOnEarlierVersion(
  * not answer the version it replaced (dropped from its pool), the refused version stays the row's,
  * replaced no more: given to the node again each `replaceAfterMs` as it is
  * (`rebroadcastIfDropped`), never raised past it. A sponsored replacement carrying the user's
- * authorization, refused for what the sponsor cannot pass, is not tried again as it was: it is made
- * again without the authorization (`withoutAuthorization`).
+ * authorization, refused for what the user can keep up (`HELD_BY_THE_USER`), is not tried again as
+ * it was: it is made again without the authorization (`withoutAuthorization`).
  */
 async function replacementRefused(ctx: SendContext, row: SendTransactionRow): Promise<void> {
   const { runtime, options } = ctx
@@ -476,7 +483,7 @@ async function replacementRefused(ctx: SendContext, row: SendTransactionRow): Pr
         replacements: options.maxReplacements,
         notBefore: now + options.pollIntervalMs,
       },
-      { whileOpen: true },
+      { whileOpen: true, whileVersion: row.txHash },
     )
     return
   }
@@ -493,13 +500,13 @@ async function replacementRefused(ctx: SendContext, row: SendTransactionRow): Pr
       broadcastAt: now,
       notBefore: retryAt(ctx, row),
     },
-    { whileOpen: true },
+    { whileOpen: true, whileVersion: row.txHash },
   )
 }
 
 /**
  * A sponsored replacement carrying the user's authorization (the batch that delegates the account)
- * that the node refused for what the sponsor cannot pass (`SPONSOR_MAY_PASS`): geth refuses any
+ * that the node refused for what the user can keep up (`HELD_BY_THE_USER`): geth refuses any
  * transaction carrying the authorization of an account that keeps a transaction of its own pending
  * ("authority already reserved"), which the user can keep up for free for as long as it likes.
  * Tried again as it is, it would be refused every time, and the version it replaced, priced under
@@ -546,6 +553,9 @@ async function withoutAuthorization(ctx: SendContext, row: SendTransactionRow): 
     { signedTransaction: signed, txHash: Transaction.fromHex(signed).hash, notBefore: 0 },
     {
       whileOpen: true,
+      // Only over the version it refused: another instance that took the send meanwhile (a lease
+      // run out) may have recorded a version of its own, which may be on a node.
+      whileVersion: row.txHash,
       also: async (tx) => {
         // Past the holes a counter keeps, the nonce is left empty, as for a batch that did not run.
         await recordNonceHole(tx, { now, caip2: row.caip2, address: row.account, nonce: authorization.nonce })

@@ -160,6 +160,8 @@ async function update(
   changes: Partial<SendTransactionRow>,
   options: {
     whileOpen?: boolean
+    /** Only while the send's current version (`txHash`) is this one. */
+    whileVersion?: string
     /** More writes in the same transaction, given the row as it was. */
     also?: (tx: Transaction, current: SendTransactionRow) => Promise<void> | undefined
     /** Locks taken before the transaction begins (`Store.transaction`'s `locks`). */
@@ -171,6 +173,7 @@ async function update(
       const current = await tx.get('sendTransactions', row.id)
       if (!current) return false
       if (options.whileOpen && !(OPEN_STATUSES as readonly string[]).includes(current.status)) return false
+      if (options.whileVersion !== undefined && current.txHash !== options.whileVersion) return false
       await options.also?.(tx, current)
       const next = { ...current, ...changes, updatedAt: runtime.now() }
       await tx.put('sendTransactions', next)
@@ -276,7 +279,7 @@ async function step(runtime: Runtime, row: SendTransactionRow, shared: PassAnswe
     runtime,
     rpc,
     options: runtime.stateOf(SENDING).sending,
-    update: (send, changes, { whileOpen, paidFee, also } = {}) => {
+    update: (send, changes, { whileOpen, whileVersion, paidFee, also } = {}) => {
       const settling =
         paidFee !== undefined && send.reservedFee !== undefined
           ? settlingFee(runtime, send, paidFee)
@@ -285,6 +288,7 @@ async function step(runtime: Runtime, row: SendTransactionRow, shared: PassAnswe
       const mined = send.sponsored && changes.receipt ? changes.receipt : undefined
       return update(runtime, send, changes, {
         ...(whileOpen ? { whileOpen } : {}),
+        ...(whileVersion === undefined ? {} : { whileVersion }),
         ...(settling ? { locks: settling.locks } : {}),
         ...(settling || also || mined
           ? {
