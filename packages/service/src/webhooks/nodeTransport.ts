@@ -205,9 +205,17 @@ type Lookup = { resolve: WebhookResolver; slots: ReturnType<typeof lookupSlots> 
  * Connections to a receiver are kept alive between tries (an endpoint's deliveries go one after
  * the other: a new TCP and TLS handshake each cost more than the delivery), each checked when it
  * connects, as every connection is. An idle one is closed after 4 s, before a receiver's own
- * keep-alive timeout (Node's is 5 s) can close it under a request.
+ * keep-alive timeout (Node's is 5 s) can close it under a request. No cap on sockets a receiver:
+ * the senders (4) bound the tries in flight, and a try the agent queued would be given a socket
+ * made with the options of the try whose socket closed, its lookup bound to that finished try (and
+ * so failing at once: a queued try recorded as a timeout, never sent).
  */
-const AGENT: http.AgentOptions = { keepAlive: true, maxSockets: 4, maxFreeSockets: 2, timeout: 4000 }
+const AGENT: http.AgentOptions = {
+  keepAlive: true,
+  maxSockets: Number.POSITIVE_INFINITY,
+  maxFreeSockets: 2,
+  timeout: 4000,
+}
 
 /**
  * Most receivers whose connections are kept alive (the senders of a process, 4, use at most 4 at
