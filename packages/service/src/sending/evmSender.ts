@@ -30,15 +30,45 @@ const NONCE_TOO_LOW = /nonce too low|nonce.*already been used|OldNonce/i
 const UNDERPRICED = /underpriced|fee too low|replacement transaction/i
 /**
  * A node's refusal of a version that carries the user's authorization which the user can keep up
- * for as long as it likes, at no cost: geth refuses it while the user's account keeps a transaction
- * of its own pending ("authority already reserved"), or keeps as many as a delegated account may
- * ("in-flight transaction limit"), or its address is reserved by another pool
- * ("address already reserved"). Such a replacement is made again without the authorization
- * (`withoutAuthorization`). Any other refusal (funds, a fee cap, the price, a pool that is full, a
- * provider's rate limit) may pass: the replacement is tried again as it is (`replacementRefused`),
- * so a passing refusal never costs an honest user the batch.
+ * for as long as it likes, at no cost, in the words of the nodes that have it: geth and erigon
+ * while the user's account keeps a transaction of its own pending ("authority already reserved"),
+ * or as many as a delegated account may ("in-flight transaction limit"), or while its address is
+ * reserved by another pool ("address already reserved"); Nethermind's "delegation authority has
+ * pending transaction" (`DelegatorHasPendingTx` in older releases). Whatever the words, a refusal
+ * while the account keeps a transaction of its own pending is taken as one (`heldByTheUser`).
+ * Such a replacement is made again without the authorization (`withoutAuthorization`). Any other
+ * refusal (funds, a fee cap, the price, a pool that is full, a provider's rate limit) may pass:
+ * the replacement is tried again as it is (`replacementRefused`), so a passing refusal never costs
+ * an honest user the batch.
  */
-const HELD_BY_THE_USER = /authority already reserved|address already reserved|in-flight transaction limit/i
+const HELD_BY_THE_USER =
+  /authority already reserved|address already reserved|in-flight transaction limit|delegation authority has pending|DelegatorHasPendingTx/i
+
+/** A refusal the sponsor (or the operator) passes: its balance, a node's fee cap, the price. */
+const SPONSOR_MAY_PASS =
+  /insufficient funds|fee cap|exceeds the configured cap|underpriced|fee too low|replacement transaction|base fee/i
+
+/**
+ * Whether the node's refusal (`message`) of a version carrying `row`'s authorization is one its
+ * user keeps up (`HELD_BY_THE_USER`): its words, or, in words neither those nor the sponsor's
+ * (`SPONSOR_MAY_PASS`), the account keeps a transaction of its own pending (its pending count past
+ * its mined one), which is what every node's rule of this kind is about. Two node calls, only for
+ * a refusal in words of neither kind; a node that does not answer them leaves the replacement to be
+ * tried again as it is.
+ */
+async function heldByTheUser(ctx: SendContext, row: SendTransactionRow, message: string): Promise<boolean> {
+  if (HELD_BY_THE_USER.test(message)) return true
+  if (SPONSOR_MAY_PASS.test(message)) return false
+  try {
+    const [pending, mined] = await Promise.all([
+      ctx.rpc('eth_getTransactionCount', [row.account, 'pending']),
+      ctx.rpc('eth_getTransactionCount', [row.account, 'latest']),
+    ])
+    return BigInt(pending as string) > BigInt(mined as string)
+  } catch {
+    return false
+  }
+}
 
 /**
  * EVM chains (`eip155`): broadcasts the signed transaction, follows its receipt (and those of the
@@ -110,7 +140,7 @@ async function broadcast(ctx: SendContext, row: SendTransactionRow): Promise<voi
       row.sponsored &&
       row.fills === undefined &&
       authorizationOf(row) !== undefined &&
-      HELD_BY_THE_USER.test(error.message)
+      (await heldByTheUser(ctx, row, error.message))
     ) {
       // A sponsored replacement carrying the user's authorization, refused for what the user may
       // keep up for good: made again without the authorization.
