@@ -6,9 +6,9 @@
 // same balance. Evmos was not in the table: under "10 WEVMOS a day, only to FRIEND" a plain
 // transfer of 1,000 EVMOS (the same bank balance) to anyone was counted 0 and signed (from the
 // audit's coinAsErc20Limit.test.ts).
-import { encodeFunctionData, erc20Abi, type Hex, serializeTransaction } from 'viem'
+import { encodeFunctionData, erc20Abi, type Hex } from 'viem'
 import { describe, expect, it } from 'vitest'
-import { createHarness, ETHEREUM_ACCOUNT, type Json, resultOf } from '../../src/testing/harness.ts'
+import { accountUnderLimits, unsignedTx } from './accountUnderLimits.ts'
 
 const DEAD = '0x000000000000000000000000000000000000dead'
 const FRIEND = '0x00000000000000000000000000000000000f00d5'
@@ -27,64 +27,21 @@ const POLYGON_NATIVE = '0x0000000000000000000000000000000000001010'
 /** Uniswap's Permit2: a contract accounts commonly hold allowances for. */
 const PERMIT2 = '0x000000000022d473030f116ddee9f6b43ac78ba3'
 
-let nonce = 0
-const tx = (chainId: number, to: string, value: bigint, data?: Hex) =>
-  serializeTransaction({
-    type: 'eip1559',
-    chainId,
-    nonce: nonce++,
-    maxFeePerGas: 0n,
-    maxPriorityFeePerGas: 0n,
-    gas: 100_000n,
-    to: to as Hex,
-    value,
-    ...(data ? { data } : {}),
-  })
+const tx = (chainId: number, to: string, value: bigint, data?: Hex) => unsignedTx(chainId, to, value, data)
 
 const erc20 = (functionName: 'transfer' | 'approve', to: string, amount: bigint) =>
   encodeFunctionData({ abi: erc20Abi, functionName, args: [to as Hex, amount] })
 const transferFrom = (from: string, to: string, amount: bigint) =>
   encodeFunctionData({ abi: erc20Abi, functionName: 'transferFrom', args: [from as Hex, to as Hex, amount] })
 
+/** An account under limits; a refusal as its status and code. */
 async function setup() {
-  const h = await createHarness()
-  const sub = await h.createSubOrganization({
-    users: 1,
-    wallet: { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] },
-  })
-  const eth = sub.addresses![0]!
-  const as = { as: sub.keys[0]!, organizationId: sub.organizationId }
-  const submit = (path: Parameters<typeof h.submit>[0], parameters: Json) => {
-    h.clock.advance(1)
-    return h.submit(path, parameters, as)
-  }
-  const limit = async (asset: Json, allowedDestinations?: string[]) =>
-    resultOf(
-      'latchkey_create_spending_limit',
-      await submit('latchkey_create_spending_limit', {
-        spendingLimitName: 'daily',
-        scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: eth },
-        window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
-        asset,
-        amount: '10',
-        ...(allowedDestinations ? { allowedDestinations } : {}),
-      }),
-    ).spendingLimitId as string
+  const account = await accountUnderLimits()
   const sign = async (unsignedTransaction: string) => {
-    const reply = await submit('sign_transaction', {
-      signWith: eth,
-      type: 'TRANSACTION_TYPE_ETHEREUM',
-      unsignedTransaction,
-    })
-    return reply.status === 200
-      ? 200
-      : { status: reply.status, code: (reply.body.details as Json | undefined)?.errorCode }
+    const reply = await account.sign(unsignedTransaction)
+    return reply === 200 ? 200 : { status: reply.status, code: reply.code }
   }
-  const used = async () =>
-    ((await h.query('latchkey_list_spending_limits', {}, as)).body.spendingLimits as Json[]).map(
-      (l) => l.used,
-    )
-  return { limit, sign, used, eth }
+  return { ...account, sign }
 }
 
 const exceeded = { status: 429, code: 'SPENDING_LIMIT_EXCEEDED' }

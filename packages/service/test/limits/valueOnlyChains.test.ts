@@ -12,9 +12,10 @@
 // is now in limits/nativeTokenContracts.ts; on a chain on neither list (nor in that table) the
 // service cannot tell the limited token is not the coin (Metis' METIS at 0xDeadDeAd…0000 is), so
 // under an ERC-20 limit there a call that sends value is refused.
-import { encodeFunctionData, erc20Abi, type Hex, serializeTransaction } from 'viem'
+import { encodeFunctionData, erc20Abi, type Hex } from 'viem'
 import { describe, expect, it } from 'vitest'
-import { createHarness, ETHEREUM_ACCOUNT, type Json, resultOf } from '../../src/testing/harness.ts'
+import type { Json } from '../../src/testing/harness.ts'
+import { accountUnderLimits, unsignedTx } from './accountUnderLimits.ts'
 
 const THIEF = '0x00000000000000000000000000000000000f00d5'
 const FRIEND = '0x000000000000000000000000000000000000beef'
@@ -55,61 +56,19 @@ const seiIbcTransfer = encodeFunctionData({
 const erc20Transfer = (to: string, amount: bigint) =>
   encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to as Hex, amount] })
 
-let nonce = 0
-const tx = (chainId: number, to: string | undefined, value: bigint, data?: Hex) =>
-  serializeTransaction({
-    type: 'eip1559',
-    chainId,
-    nonce: nonce++,
-    maxFeePerGas: 0n,
-    maxPriorityFeePerGas: 0n,
-    gas: 200_000n,
-    ...(to ? { to: to as Hex } : {}),
-    value,
-    ...(data ? { data } : {}),
-  })
+const tx = unsignedTx
 
+/** An account under one limit of `asset` (a native one of `caip2` unless named); `used`: that limit's. */
 async function setup(
   caip2: string,
   allowedDestinations?: string[],
   valueOnlyChains?: string[],
   asset: Json = { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2 },
 ) {
-  const h = await createHarness(valueOnlyChains ? { limits: { valueOnlyChains } } : {})
-  const sub = await h.createSubOrganization({
-    users: 1,
-    wallet: { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] },
-  })
-  const eth = sub.addresses![0]!
-  const as = { as: sub.keys[0]!, organizationId: sub.organizationId }
-  const submit = (path: Parameters<typeof h.submit>[0], parameters: Json) => {
-    h.clock.advance(1)
-    return h.submit(path, parameters, as)
-  }
-  const limitId = resultOf(
-    'latchkey_create_spending_limit',
-    await submit('latchkey_create_spending_limit', {
-      spendingLimitName: 'daily',
-      scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: eth },
-      window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
-      asset,
-      amount: '10',
-      ...(allowedDestinations ? { allowedDestinations } : {}),
-    }),
-  ).spendingLimitId as string
-  const sign = async (unsignedTransaction: string) => {
-    const reply = await submit('sign_transaction', {
-      signWith: eth,
-      type: 'TRANSACTION_TYPE_ETHEREUM',
-      unsignedTransaction,
-    })
-    if (reply.status === 200) return 200
-    const details = reply.body.details as Json | undefined
-    return { status: reply.status, code: details?.errorCode, message: reply.body.message as string }
-  }
-  const used = async () =>
-    ((await h.query('latchkey_list_spending_limits', {}, as)).body.spendingLimits as Json[])[0]!.used
-  return { sign, used, limitId }
+  const account = await accountUnderLimits(valueOnlyChains ? { valueOnlyChains } : {})
+  const limitId = await account.limit(asset, allowedDestinations)
+  const used = async () => (await account.used())[0]
+  return { sign: account.sign, used, limitId }
 }
 
 /** The refusal of a call with calldata on `caip2`, a chain not on the list. */
