@@ -60,11 +60,12 @@ async function heldByTheUser(ctx: SendContext, row: SendTransactionRow, message:
   if (HELD_BY_THE_USER.test(message)) return true
   if (SPONSOR_MAY_PASS.test(message)) return false
   try {
+    // Its mined count afresh, not the pass's (a stale one would read a pending transaction).
     const [pending, mined] = await Promise.all([
-      ctx.rpc('eth_getTransactionCount', [row.account, 'pending']),
-      ctx.rpc('eth_getTransactionCount', [row.account, 'latest']),
+      pendingCount(ctx, row.account),
+      minedCount({ ...ctx, sharedInPass: undefined }, row.account),
     ])
-    return BigInt(pending as string) > BigInt(mined as string)
+    return pending > mined
   } catch {
     return false
   }
@@ -554,14 +555,9 @@ async function replacementRefused(ctx: SendContext, row: SendTransactionRow): Pr
  */
 async function withoutAuthorization(ctx: SendContext, row: SendTransactionRow): Promise<void> {
   const { runtime } = ctx
-  const refused = Transaction.fromHex(row.signedTransaction)
-  const {
-    r: _r,
-    s: _s,
-    yParity: _y,
-    authorizationList: _list,
-    ...unsigned
-  } = refused.raw as Record<string, unknown>
+  const { authorizationList: _list, ...unsigned } = unsignedFieldsOf(
+    Transaction.fromHex(row.signedTransaction),
+  )
   const sponsor = row.sponsorId === undefined ? undefined : await runtime.store.get('sponsors', row.sponsorId)
   if (!sponsor) {
     await ctx.fail(row, 'the sponsor account is gone', undefined, { keepSpend: mayBeOnANode(row) })
@@ -645,7 +641,7 @@ async function earlierVersion(
     return undefined
   try {
     const refused = Transaction.fromHex(row.signedTransaction)
-    const { r: _r, s: _s, yParity: _y, ...unsigned } = refused.raw as Record<string, unknown>
+    const unsigned = unsignedFieldsOf(refused)
     const version = new Transaction(
       refused.type,
       { ...unsigned, maxFeePerGas, maxPriorityFeePerGas, r, s, yParity: Number(yParity) } as never,
@@ -674,8 +670,12 @@ async function earlierVersion(
  * send behind its sender's mined count is due.
  */
 async function queuedInOrder(ctx: SendContext, row: SendTransactionRow): Promise<boolean> {
-  const pending = BigInt((await ctx.rpc('eth_getTransactionCount', [row.sender, 'pending'])) as string)
-  return pending > BigInt(row.nonce!)
+  return (await pendingCount(ctx, row.sender)) > BigInt(row.nonce!)
+}
+
+/** `eth_getTransactionCount(address, pending)`: its mined count and what the node's pool holds of it. */
+async function pendingCount(ctx: SendContext, address: string): Promise<bigint> {
+  return BigInt((await ctx.rpc('eth_getTransactionCount', [address, 'pending'])) as string)
 }
 
 /**
@@ -1468,7 +1468,7 @@ async function replace(ctx: SendContext, row: SendTransactionRow): Promise<void>
   if (organization && !(await countReplacement(ctx, row, organization, maxFeePerGas))) {
     return waitAsIs()
   }
-  const { r: _r, s: _s, yParity: _y, ...unsigned } = previous.raw as Record<string, unknown>
+  const unsigned = unsignedFieldsOf(previous)
   const prepared = Transaction.prepare({
     ...unsigned,
     type: previous.type,
@@ -1520,4 +1520,10 @@ async function replace(ctx: SendContext, row: SendTransactionRow): Promise<void>
     { whileOpen: true },
   )
   if (replaced) runtime.emit('send.replaced', { chain: 'eip155', replacement })
+}
+
+/** A signed transaction's fields without its signature: what signing it again (or another signature) starts from. */
+function unsignedFieldsOf(signed: { raw: unknown }): Record<string, unknown> {
+  const { r: _r, s: _s, yParity: _y, ...unsigned } = signed.raw as Record<string, unknown>
+  return unsigned
 }
