@@ -66,8 +66,9 @@ export const signTransaction = defineActivity('sign_transaction', {
     const result = await ctx.runtime.crypto.run(signingJob(account, p, describe)).catch(() => undefined)
     return result && { accountId: account.id, sealedKey: account.sealedPrivateKey, result }
   },
-  // On an OP Stack chain its sender pays an L1 data fee too, which a native limit of that chain
-  // counts: priced by the chain's node, outside the transaction (only where such a limit exists).
+  // On an OP Stack or Scroll chain its sender pays an L1 data fee too (and an operator fee on an
+  // OP Stack chain), which a native limit of that chain counts: priced by the chain's node,
+  // outside the transaction (only where such a limit exists).
   prepares: async (ctx, p) =>
     p.type === 'TRANSACTION_TYPE_ETHEREUM' &&
     (await pricedChains(ctx.runtime, ctx.reads, ctx.organization.id)).size > 0,

@@ -39,8 +39,9 @@ export type SpendDescription =
        */
       fee?: bigint
       /**
-       * The L1 data fee it can cost on an OP Stack chain, wei, by CAIP-2 id: counted with `fee` by
-       * the native limits of that chain (`l1FeesOf`). Absent for a chain without one, or one the
+       * The fees beside its gas it can cost on an L2, wei, by CAIP-2 id (the L1 data fee of an OP
+       * Stack or Scroll chain, and an OP Stack chain's operator fee): counted with `fee` by the
+       * native limits of that chain (`l1FeesOf`). Absent for a chain without them, or one the
        * service has no node for (it cannot tell).
        */
       l1Fees?: Record<string, bigint>
@@ -209,18 +210,20 @@ export function withL1Fees(
 }
 
 /**
- * The L1 data fee an OP Stack chain (OP Mainnet, Base) charges the sender of a transaction beside
- * its L2 gas, which no field of the transaction caps: provided by the sending wing, which has the
- * chains' nodes (`provideL1Fees`), so that `sign_transaction` counts it under native limits.
+ * The fees an L2 charges the sender of a transaction beside its L2 gas, which no field of the
+ * transaction caps: the L1 data fee of an OP Stack chain (OP Mainnet, Base) or of Scroll, and an
+ * OP Stack chain's operator fee (since Isthmus). Provided by the sending wing, which has the
+ * chains' nodes (`provideL1Fees`), so that `sign_transaction` counts them under native limits.
  */
 export interface L1FeePricer {
-  /** Whether it can price `caip2`'s L1 data fee: the service has a node for that chain. */
+  /** Whether it can price `caip2`'s fees: the service has a node for that chain. */
   prices(caip2: string): boolean
   /**
-   * The L1 data fee to count for a transaction of `unsignedSize` bytes on `caip2`, wei (0 on a
-   * chain without one); an `ApiError` (503) when the node does not answer. Outside any transaction.
+   * The fees beside gas to count for a transaction of `unsignedSize` bytes with `gasLimit` on
+   * `caip2`, wei (0 on a chain without them); an `ApiError` (503) when the node does not answer.
+   * Outside any transaction.
    */
-  feeOf(caip2: string, unsignedSize: number): Promise<bigint>
+  feeOf(caip2: string, unsignedSize: number, gasLimit: bigint): Promise<bigint>
 }
 
 const l1FeePricers = new WeakMap<Runtime, L1FeePricer>()
@@ -249,7 +252,8 @@ export async function pricedChains(
 }
 
 /**
- * The L1 data fees `sign_transaction`'s Ethereum `unsignedTransaction` can cost, by chain, for the
+ * The L1 data and operator fees `sign_transaction`'s Ethereum `unsignedTransaction` can cost (its
+ * operator fee at its gas limit), by chain, for the
  * native limits of the organization that would count them: those of its chain (for one without a
  * chain id, valid on every chain, each chain a native limit names) that the service has a node
  * for. Before the activity's transaction (its `prepare`): it asks the chain's node. Undefined
@@ -266,16 +270,18 @@ export async function l1FeesOf(
   const chains = await pricedChains(runtime, reads, organizationId)
   if (!pricer || chains.size === 0) return undefined
   let chainId: string
+  let gasLimit: bigint
   try {
     const decoded = decodeTransactionForPolicy('TRANSACTION_TYPE_ETHEREUM', unsignedTransaction)
     if (!('eth' in decoded)) return undefined
     chainId = decoded.eth.tx.chain_id
+    gasLimit = BigInt(decoded.eth.tx.gas)
   } catch {
     return undefined
   }
   const size = (unsignedTransaction.length - (/^0x/i.test(unsignedTransaction) ? 2 : 0)) / 2
   const fees: Record<string, bigint> = {}
   for (const caip2 of chainId === '0' ? chains : [`eip155:${chainId}`])
-    if (chains.has(caip2)) fees[caip2] = await pricer.feeOf(caip2, size)
+    if (chains.has(caip2)) fees[caip2] = await pricer.feeOf(caip2, size, gasLimit)
   return fees
 }

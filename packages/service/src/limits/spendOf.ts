@@ -217,8 +217,8 @@ function evmOutflows(
     .filter((call) => call.value > 0n)
     .map((call) => ({ amount: call.value, destination: valueDestination(call, coin) }))
   // What the signer pays for gas is the chain's native unit leaving the account too, and on an
-  // OP Stack chain so is its L1 data fee (where the service could price it). A native limit
-  // counts it; an ERC-20 limit on the coin's contract counts what the calls move (the fee stays
+  // OP Stack or Scroll chain so is its L1 data fee, and on an OP Stack chain its operator fee
+  // (where the service could price them: `l1Fees`). A native limit counts them; an ERC-20 limit on the coin's contract counts what the calls move (the fee stays
   // the native limit's: the fee's settlement and pricing go by native limits).
   const fee = native ? (spend.fee ?? 0n) + (spend.l1Fees?.[limit.asset.caip2] ?? 0n) : 0n
   const fees = fee > 0n ? [{ amount: fee, destination: undefined, fee: true as const }] : []

@@ -34,10 +34,12 @@
 // - Polygon PoS: bor's precompiles are Ethereum's (bor core/vm/contracts.go); its genesis
 //   contracts are the validator set and state receiver (system calls) and MRC20, which moves
 //   only the value it is sent (nativeTokenContracts.ts).
-// Left out: any chain not checked, and Scroll, whose L1 fee is deducted beside the gas limit's fee
-// (docs.scroll.io "Transaction Fees on Scroll": priced by its L1GasPriceOracle at 0x5300…0002),
-// which the service does not price (sending/l1DataFee.ts asks only the OP Stack oracle): a native
-// limit there counts less fee than is paid (docs/spending-limits.md).
+// Left out: any chain not checked, Scroll included. Its L1 fee, deducted beside the gas limit's
+// fee (docs.scroll.io "Transaction Fees on Scroll": priced by its L1GasPriceOracle at
+// 0x5300…0002), was the reason once, and is now priced (sending/l1DataFee.ts asks that oracle
+// too), so a native limit there counts the fee paid; what keeps it off is that its predeploys
+// (L2ScrollMessenger, the gateways, WETH, the fee vault) and precompiles have not been checked
+// against this list's rule. Checked, it can join (docs/spending-limits.md).
 
 /** CAIP-2 chain id → the chain's name, for messages. */
 export const VALUE_ONLY_CHAINS: Readonly<Record<string, string>> = {

@@ -20,7 +20,7 @@ import {
 } from './delegate/index.ts'
 import { mostMaxFeePerGas, mostStartingTip, sponsoredMostMaxFeePerGas } from './evmSender.ts'
 import { capRowIdOf, checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
-import { L1_FEE_HEADROOM, l1DataFeeBound, unsignedSizeBound } from './l1DataFee.ts'
+import { L1_FEE_HEADROOM, l1DataFeeBound, operatorFeeBound, unsignedSizeBound } from './l1DataFee.ts'
 import { revertChainOf } from './revertReason.ts'
 import {
   checkNonceGap,
@@ -187,10 +187,15 @@ export interface EthSendPrepared {
   batch?: { delegate: string; delegated: boolean; delegateNonce: string; deadline: string }
   sponsorId?: string
   /**
-   * The L1 data fee counted for it, wei (OP Stack chains, `l1DataFee.ts`): the oracle's bound
-   * for its size at signing, times `L1_FEE_HEADROOM`; absent on a chain without one.
+   * The L1 data fee counted for it, wei (OP Stack and Scroll chains, `l1DataFee.ts`): the
+   * oracle's bound for its size at signing, times `L1_FEE_HEADROOM`; absent on a chain without one.
    */
   l1Fee?: string
+  /**
+   * The operator fee counted for it, wei (OP Stack chains since Isthmus, `operatorFeeBound`): the
+   * oracle's `getOperatorFee` of its gas limit at signing; absent where it is 0.
+   */
+  operatorFee?: string
 }
 
 /** The fields `ethSendPolicyFacts` gives each call's `eth.tx` (`ActivityHandler.policyFactFields`). */
@@ -363,8 +368,11 @@ export async function prepareEthSend(
         p.caip2,
         unsignedSizeBound((data.length - 2) / 2, batchFacts && !batchFacts.delegated ? 1 : 0),
       ))
+    // And the operator fee an OP Stack chain charges on the gas it uses, at most its gas limit.
+    const operatorFee = await operatorFeeBound(ctx.runtime, rpc, p.caip2, gasLimit)
     return {
       ...(l1Fee > 0n ? { l1Fee: l1Fee.toString() } : {}),
+      ...(operatorFee > 0n ? { operatorFee: operatorFee.toString() } : {}),
       chainId: chainId.toString(),
       sender,
       senderNonce: BigInt(senderNonce).toString(),
@@ -673,11 +681,14 @@ export async function runEthSend(
       message: 'the sponsor account is gone',
     })
   const id = ctx.newId()
-  // On an OP Stack chain, the L1 data fee its sender pays too (`l1DataFee.ts`).
+  // On an OP Stack or Scroll chain, the L1 data fee its sender pays too, and on an OP Stack chain
+  // since Isthmus the operator fee (`l1DataFee.ts`).
   const l1Fee = BigInt(prepared.l1Fee ?? '0')
+  const operatorFee = BigInt(prepared.operatorFee ?? '0')
   // The most the sponsor can pay for it: every unit of gas at the highest fee it or a replacement
-  // of it may be signed at, and its L1 data fee. Its replacements are paid for here: a cap that
-  // refused one later would leave it unmined at the sponsor's nonce, every user's sends behind it.
+  // of it may be signed at, its L1 data fee and its operator fee. Its replacements are paid for
+  // here: a cap that refused one later would leave it unmined at the sponsor's nonce, every
+  // user's sends behind it.
   const prepaidMaxFeePerGas = sponsor
     ? sponsoredMostMaxFeePerGas(ctx.runtime, ctx.organization, BigInt(prepared.maxFeePerGas))
     : undefined
@@ -689,11 +700,11 @@ export async function runEthSend(
       id: capRowIdOf(id, 'gas'),
     })
     await checkGasCaps(ctx, {
-      gas: BigInt(prepared.gasLimit) * prepaidMaxFeePerGas + l1Fee,
+      gas: BigInt(prepared.gasLimit) * prepaidMaxFeePerGas + l1Fee + operatorFee,
       sendTransactionId: id,
       id: capRowIdOf(id, 'wei'),
       unit: 'wei',
-      detail: ` (its gas limit ${prepared.gasLimit} at ${prepaidMaxFeePerGas} wei a gas, the most its replacements may offer${l1Fee > 0n ? `, and its L1 data fee ${l1Fee}` : ''})`,
+      detail: ` (its gas limit ${prepared.gasLimit} at ${prepaidMaxFeePerGas} wei a gas, the most its replacements may offer${l1Fee > 0n ? `, and its L1 data fee ${l1Fee}` : ''}${operatorFee > 0n ? `, and its operator fee ${operatorFee}` : ''})`,
     })
   }
   const chainId = BigInt(prepared.chainId)
@@ -705,7 +716,8 @@ export async function runEthSend(
     ? 0n
     : BigInt(prepared.gasLimit) *
         mostMaxFeePerGas(BigInt(prepared.maxFeePerGas), ctx.runtime.stateOf(SENDING).sending) +
-      l1Fee
+      l1Fee +
+      operatorFee
   await reserveSpend(spendContextOf(ctx), {
     signer: account.address,
     key: { curve: account.curve, publicKey: account.publicKey },
@@ -891,6 +903,7 @@ export async function runEthSend(
         }
       : {}),
     ...(l1Fee > 0n ? { l1Fee: l1Fee.toString() } : {}),
+    ...(operatorFee > 0n ? { operatorFee: operatorFee.toString() } : {}),
   })
   ctx.runtime.emit('send.signed', { chain: 'eip155', sponsored: Boolean(sponsor), calls: p.calls.length })
   return { sendTransactionStatusId: id }

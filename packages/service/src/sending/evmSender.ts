@@ -9,6 +9,7 @@ import type { Transaction as StoreTransaction } from '../kernel/store/Store.ts'
 import type { ChainSender, SendContext } from './ChainSender.ts'
 import { BATCH_EXECUTED_TOPIC, EXECUTE_SELECTOR_HEX } from './delegate/index.ts'
 import { type CapContext, type CapsOrganization, capsOf, checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
+import { operatorFeePaid } from './l1DataFee.ts'
 import { revertReasonOf } from './revertReason.ts'
 import type { SendingOptions } from './SendingOptions.ts'
 import {
@@ -714,8 +715,13 @@ interface Receipt {
   blockHash: string
   gasUsed: string
   effectiveGasPrice?: string
-  /** What it paid for its L1 data, wei (an OP Stack node's receipts carry it). */
+  /** What it paid for its L1 data, wei (an OP Stack or Scroll node's receipts carry it). */
   l1Fee?: string
+  /** An OP Stack node's since Isthmus: the operator fee's parameters (`operatorFeePaid`). */
+  operatorFeeScalar?: string
+  operatorFeeConstant?: string
+  /** An OP Stack node's since Jovian, whose operator fee formula differs. */
+  daFootprintGasScalar?: string
   from: string
   to: string | null
   logs?: { address: string; topics: string[] }[]
@@ -792,12 +798,14 @@ async function settle(ctx: SendContext, row: SendTransactionRow): Promise<boolea
         : undefined
     // What it paid in fees: its native spending limits keep that instead of the most it could
     // have cost (reserved when it was signed); the most where the node does not say. On an OP
-    // Stack chain that includes the L1 data fee, as the receipt reports it, or else as counted.
+    // Stack or Scroll chain that includes the L1 data fee, and on an OP Stack chain the operator
+    // fee, each as the receipt reports it, or else as counted.
     const l1Fee = quantityOf(receipt.l1Fee) ?? BigInt(row.l1Fee ?? '0')
+    const operatorFee = operatorFeePaid(receipt, BigInt(summary.gasUsed)) ?? BigInt(row.operatorFee ?? '0')
     const paidFee =
       receipt.effectiveGasPrice === undefined
         ? undefined
-        : BigInt(summary.gasUsed) * BigInt(summary.effectiveGasPrice) + l1Fee
+        : BigInt(summary.gasUsed) * BigInt(summary.effectiveGasPrice) + l1Fee + operatorFee
     // A batch that did not run skipped its authorization: the account's nonce it took is unused
     // unless the account's count passed it meanwhile (`takeNonce` takes no hole below the node's
     // count), a hole its next send takes. One that ran spent its delegate nonce: the account's
@@ -1303,11 +1311,13 @@ async function countReplacement(
   const raise = gasLimit * (maxFeePerGas - (prepaid > signedAt ? prepaid : signedAt))
   if (raise <= 0n) return true
   const perTransaction = capsOf(runtime, organization).perTransactionWei
-  // The whole replacement: its gas at the raised fee, and its L1 data fee on an OP Stack chain.
+  // The whole replacement: its gas at the raised fee, and its L1 data and operator fees (its
+  // gas limit, so its operator fee, is its original's).
   if (
     !fill &&
     perTransaction !== undefined &&
-    gasLimit * maxFeePerGas + BigInt(row.l1Fee ?? '0') > BigInt(perTransaction)
+    gasLimit * maxFeePerGas + BigInt(row.l1Fee ?? '0') + BigInt(row.operatorFee ?? '0') >
+      BigInt(perTransaction)
   )
     return false
   try {

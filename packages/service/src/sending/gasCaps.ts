@@ -181,15 +181,17 @@ export const capRowIdOf = (sendId: string, unit: 'gas' | 'wei'): string => `${se
 
 /**
  * In the transaction that records a sponsored send mined (its receipt: `gasUsed`, and `paid`, the
- * wei it cost, when the node says, with `l1Paid` of it its L1 data fee): settles the caps to what
- * it cost. It was counted at its gas limit at the most its replacements may offer (so a cap never
- * refuses one), with its L1 data fee at twice the oracle's bound (`l1Counted`). Once mined, no
- * other version of it can be, and the caps keep what the sponsor paid:
+ * wei it cost, when the node says, with `l1Paid` of it its L1 data fee and operator fee): settles
+ * the caps to what it cost. It was counted at its gas limit at the most its replacements may offer
+ * (so a cap never refuses one), with its L1 data fee at twice the oracle's bound and its operator
+ * fee at its gas limit (`l1Counted`, both). Once mined, no other version of it can be, and the
+ * caps keep what the sponsor paid:
  * - what was counted past that is given back;
- * - an L1 fee past what was counted for it (the L1's fees more than doubled while the send waited)
- *   is counted on top, past the cap if it must, since the sponsor paid it. Only the L1 fee can
- *   pass what was counted: its L2 gas was counted at the most any of its versions offers (and a
- *   replacement past that counted its raise in a row of its own, which this does not read).
+ * - an L1 fee past what was counted for it (the L1's fees more than doubled while the send waited,
+ *   or the chain's operator raised its operator fee) is counted on top, past the cap if it must,
+ *   since the sponsor paid it. Only those fees can pass what was counted: its L2 gas was counted
+ *   at the most any of its versions offers (and a replacement past that counted its raise in a row
+ *   of its own, which this does not read).
  * The settlement is a usage row of its own, negative or positive, under the same day and month as
  * what it was counted in, with an id of its own (written once, however many instances settle it).
  */

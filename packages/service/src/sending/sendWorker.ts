@@ -299,12 +299,13 @@ async function step(runtime: Runtime, row: SendTransactionRow, shared: PassAnswe
                     now: runtime.now(),
                     gasUsed: BigInt(mined.gasUsed),
                     paid: paidFee,
-                    // What it paid past its L2 gas: its L1 data fee (the receipt's, else as counted).
+                    // What it paid past its L2 gas: its L1 data and operator fees (the
+                    // receipt's, else as counted).
                     l1Paid:
                       paidFee === undefined
                         ? 0n
                         : paidFee - BigInt(mined.gasUsed) * BigInt(mined.effectiveGasPrice),
-                    l1Counted: BigInt(current.l1Fee ?? '0'),
+                    l1Counted: BigInt(current.l1Fee ?? '0') + BigInt(current.operatorFee ?? '0'),
                   })
                 await also?.(tx, current)
               },

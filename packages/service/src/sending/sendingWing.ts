@@ -7,7 +7,7 @@ import { ethSendTransaction } from './activities/ethSendTransaction.ts'
 import { solSendTransaction } from './activities/solSendTransaction.ts'
 import { type ChainSender, NAMESPACE } from './ChainSender.ts'
 import { evmSender } from './evmSender.ts'
-import { L1_FEE_HEADROOM, l1DataFeeBound } from './l1DataFee.ts'
+import { L1_FEE_HEADROOM, l1DataFeeBound, operatorFeeBound } from './l1DataFee.ts'
 import { SENDING_DEFAULTS, type SendingOptions, type SponsorshipOptions } from './SendingOptions.ts'
 import { sendBacklogOf } from './sendBacklog.ts'
 import { rpcFor, runsSendWorker, SENDING, type SendingState } from './sendingState.ts'
@@ -88,17 +88,22 @@ export function sendingWing(options: SendingWingOptions = {}): ServicePlugin<Sen
 }
 
 /**
- * How `sign_transaction` learns the L1 data fee a native limit of an OP Stack chain counts
- * (kernel/spending.ts): on a chain the wing has a node for, twice the oracle's bound for the
- * transaction's size, as a send's (`l1DataFee.ts`); 0 on a chain without the oracle. A node that
- * does not answer is a 503: the limit cannot count what it cannot price.
+ * How `sign_transaction` learns the L1 data fee a native limit of an OP Stack or Scroll chain
+ * counts (kernel/spending.ts): on a chain the wing has a node for, twice the oracle's bound for the
+ * transaction's size, and the operator fee of its gas limit, as a send's (`l1DataFee.ts`); 0 on a
+ * chain without an oracle. A node that does not answer is a 503: the limit cannot count what it
+ * cannot price.
  */
 function l1FeePricer(runtime: Runtime, state: SendingState): L1FeePricer {
   return {
     prices: (caip2) => caip2.startsWith('eip155:') && Boolean(state.rpc[caip2]),
-    async feeOf(caip2, unsignedSize) {
+    async feeOf(caip2, unsignedSize, gasLimit) {
       try {
-        return L1_FEE_HEADROOM * (await l1DataFeeBound(runtime, rpcFor(runtime, caip2), caip2, unsignedSize))
+        const rpc = rpcFor(runtime, caip2)
+        return (
+          L1_FEE_HEADROOM * (await l1DataFeeBound(runtime, rpc, caip2, unsignedSize)) +
+          (await operatorFeeBound(runtime, rpc, caip2, gasLimit))
+        )
       } catch (error) {
         if (error instanceof ApiError) throw error
         // Why, in the service's own words (`nodeFailure`): no URL, credential or upstream text.

@@ -511,11 +511,18 @@ export interface SendTransactionRow extends Row {
    */
   reservedFee?: string
   /**
-   * The L1 data fee counted for it, decimal wei (an OP Stack chain's EVM send: the oracle's bound
-   * at signing, with headroom), in `reservedFee` or the sponsor's wei caps. Once mined, a receipt
-   * that reports its `l1Fee` says what it paid; one that does not leaves this counted.
+   * The L1 data fee counted for it, decimal wei (an OP Stack or Scroll chain's EVM send: the
+   * oracle's bound at signing, with headroom), in `reservedFee` or the sponsor's wei caps. Once
+   * mined, a receipt that reports its `l1Fee` says what it paid; one that does not leaves this counted.
    */
   l1Fee?: string
+  /**
+   * The operator fee counted for it, decimal wei (an OP Stack chain's EVM send since Isthmus: the
+   * oracle's `getOperatorFee` of its gas limit at signing), in `reservedFee` or the sponsor's wei
+   * caps beside `l1Fee`. Once mined, a receipt that reports the operator fee's parameters (or an
+   * `l1Fee` without them: none) says what it paid; one that says nothing leaves this counted.
+   */
+  operatorFee?: string
   /**
    * A sponsored EVM send's highest `maxFeePerGas` that its wei caps already counted, decimal wei:
    * at signing they count its gas limit at the most a replacement of it may offer (its fee raised
