@@ -57,7 +57,7 @@ export function startSendWorker(
             row.status === 'BROADCASTED' && senderOf(runtime, row)?.tracksWithoutLease
               ? row
               : await claim(runtime, row).catch(() => undefined)
-          if (claimed) await step(runtime, claimed, shared).catch(() => undefined)
+          if (claimed) await step(runtime, claimed, claimed !== row, shared).catch(() => undefined)
         }
       }),
     )
@@ -152,7 +152,8 @@ async function claim(runtime: Runtime, row: SendTransactionRow) {
 
 /**
  * Writes `changes` to the send (the claim's lease ends with it); with `whileOpen`, only if it is
- * still PENDING or BROADCASTED (another instance may have settled it). Resolves with whether it wrote.
+ * still PENDING or BROADCASTED (another instance may have settled it); with `whileClaimed`, only
+ * while nobody has written it since `row` was read. Resolves with whether it wrote.
  */
 async function update(
   runtime: Runtime,
@@ -162,6 +163,18 @@ async function update(
     whileOpen?: boolean
     /** Only while the send's current version (`txHash`) is this one. */
     whileVersion?: string
+    /**
+     * Only while the send's `notBefore` is still `row`'s. For a row a claim returned (its
+     * `notBefore` the lease's end): while the lease is still this one's. An instance stalled past
+     * its lease (a slow node answer, a paused process, a slow database) would otherwise write
+     * over what the instance that claimed the send after it recorded (a send mined, INCLUDED, made
+     * BROADCASTED or FAILED again). A later claim always moves `notBefore` strictly later (it takes
+     * the send only once `notBefore` has passed, and sets it to now + the lease, whatever the
+     * instances' clocks read), and every other write of the worker moves it too (each sets the
+     * next look, a final status the largest number). For a row read without a claim: while
+     * nobody has claimed or written it since.
+     */
+    whileClaimed?: boolean
     /** More writes in the same transaction, given the row as it was. */
     also?: (tx: Transaction, current: SendTransactionRow) => Promise<void> | undefined
     /** Locks taken before the transaction begins (`Store.transaction`'s `locks`). */
@@ -174,6 +187,7 @@ async function update(
       if (!current) return false
       if (options.whileOpen && !(OPEN_STATUSES as readonly string[]).includes(current.status)) return false
       if (options.whileVersion !== undefined && current.txHash !== options.whileVersion) return false
+      if (options.whileClaimed && current.notBefore !== row.notBefore) return false
       await options.also?.(tx, current)
       const next = { ...current, ...changes, updatedAt: runtime.now() }
       await tx.put('sendTransactions', next)
@@ -207,6 +221,11 @@ const reportFinal = (runtime: Runtime, row: SendTransactionRow, status: 'INCLUDE
     ms: Math.max(0, runtime.now() - row.createdAt),
   })
 
+/**
+ * Ends the send FAILED, only while `row` is still the send as its caller read it (`whileClaimed`):
+ * the claim it was read under still holds, so nobody broadcast, replaced or settled it meanwhile.
+ * Otherwise nothing is written: the send is the later claimant's, whose look decides it.
+ */
 async function fail(
   runtime: Runtime,
   row: SendTransactionRow,
@@ -222,12 +241,13 @@ async function fail(
     error: { message },
     notBefore: Number.MAX_SAFE_INTEGER,
   }
-  await update(runtime, row, changes, {
+  const failed = await update(runtime, row, changes, {
+    whileClaimed: true,
     // Never broadcast: what the send reserved under spending limits is given back with the FAILED,
     // in the order of the organization's other spends (kernel/spending.ts).
     locks: [spendLockOf(row.organizationId)],
     also: async (tx, current) => {
-      if (current.status === 'PENDING' && current.broadcastAt === undefined && !options.keepSpend)
+      if (current.status === 'PENDING' && !options.keepSpend && !mayBeOnANode(runtime, current))
         await releaseSpend(
           { tx, runtime, now: runtime.now(), organizationId: current.organizationId },
           current.id,
@@ -235,8 +255,18 @@ async function fail(
       changes.error = { message: (await options.more?.(tx, current)) ?? message }
     },
   })
-  reportFinal(runtime, row, 'FAILED')
+  if (failed) reportFinal(runtime, row, 'FAILED')
 }
+
+/**
+ * Whether a node may hold the send, as it is now: broadcast, or, for a sender that counts a claim
+ * whose answer was lost as an attempt (`ChainSender.countsLostClaims`), attempted. Such a send
+ * keeps what it reserved under spending limits when it fails: anything signed that may reach the
+ * chain counts.
+ */
+const mayBeOnANode = (runtime: Runtime, current: SendTransactionRow): boolean =>
+  current.broadcastAt !== undefined ||
+  (current.attempts > 0 && senderOf(runtime, current)?.countsLostClaims === true)
 
 /**
  * What `update` adds to record a mined send whose fee its native spending limits reserved at its
@@ -246,8 +276,11 @@ async function fail(
 function settlingFee(runtime: Runtime, send: SendTransactionRow, paidFee: bigint) {
   return {
     locks: [spendLockOf(send.organizationId)],
+    // Once: a send with a receipt recorded was settled with it. One made open again (an instance
+    // of an older version writing after its lease ran out) and seen mined again is not settled
+    // a second time, which would take what it did not pay off its limits once more.
     also: (tx: Transaction, current: SendTransactionRow) =>
-      current.reservedFee === undefined
+      current.reservedFee === undefined || current.receipt !== undefined
         ? undefined
         : settleSpend(
             { tx, runtime, now: runtime.now(), organizationId: current.organizationId },
@@ -257,7 +290,17 @@ function settlingFee(runtime: Runtime, send: SendTransactionRow, paidFee: bigint
   }
 }
 
-async function step(runtime: Runtime, row: SendTransactionRow, shared: PassAnswers): Promise<void> {
+/**
+ * Hands `row` to its chain's sender: `leased` when the worker claimed it (the sender claims a send
+ * it tracks without a lease itself, `ctx.claim`). Every write of a row under a claim, the worker's
+ * or the sender's, holds only while the claim does (`whileClaimed`).
+ */
+async function step(
+  runtime: Runtime,
+  row: SendTransactionRow,
+  leased: boolean,
+  shared: PassAnswers,
+): Promise<void> {
   const sender = senderOf(runtime, row)
   if (!sender) {
     // Written by an older version or by hand: failed, never sent as another family's transaction.
@@ -275,6 +318,9 @@ async function step(runtime: Runtime, row: SendTransactionRow, shared: PassAnswe
     await fail(runtime, row, `no JSON-RPC node is configured for ${row.caip2}`)
     return
   }
+  // The rows of this step under a claim (the worker's, or one the sender took): each is what the
+  // claim returned, and written only while the claim holds.
+  const claimed = new WeakSet<SendTransactionRow>(leased ? [row] : [])
   const ctx: SendContext = {
     runtime,
     rpc,
@@ -289,6 +335,7 @@ async function step(runtime: Runtime, row: SendTransactionRow, shared: PassAnswe
       return update(runtime, send, changes, {
         ...(whileOpen ? { whileOpen } : {}),
         ...(whileVersion === undefined ? {} : { whileVersion }),
+        ...(claimed.has(send) ? { whileClaimed: true } : {}),
         ...(settling ? { locks: settling.locks } : {}),
         ...(settling || also || mined
           ? {
@@ -324,17 +371,28 @@ async function step(runtime: Runtime, row: SendTransactionRow, shared: PassAnswe
       }
       return answer
     },
-    claim: (send) => claim(runtime, send),
+    claim: async (send) => {
+      const taken = await claim(runtime, send)
+      if (taken) claimed.add(taken)
+      return taken
+    },
     fail: (send, message, also, options) => fail(runtime, send, message, { more: also, ...options }),
     broadcasted: (send) => {
       runtime.emit('send.broadcast', { chain: sender.namespace, attempt: send.attempts + 1 })
       const now = runtime.now()
-      return update(runtime, send, {
-        status: 'BROADCASTED',
-        attempts: send.attempts + 1,
-        broadcastAt: now,
-        notBefore: now + runtime.stateOf(SENDING).sending.pollIntervalMs,
-      })
+      // Under the claim it was broadcast under: past it, another instance may have recorded the
+      // send since (broadcast, replaced, mined), and its record stands.
+      return update(
+        runtime,
+        send,
+        {
+          status: 'BROADCASTED',
+          attempts: send.attempts + 1,
+          broadcastAt: now,
+          notBefore: now + runtime.stateOf(SENDING).sending.pollIntervalMs,
+        },
+        { whileClaimed: true },
+      )
     },
     final: (send, status) => reportFinal(runtime, send, status),
   }
@@ -347,6 +405,12 @@ async function step(runtime: Runtime, row: SendTransactionRow, shared: PassAnswe
       chain: sender.namespace,
       phase: row.status === 'PENDING' ? 'broadcast' : 'track',
     })
-    await update(runtime, row, { attempts: row.attempts + 1, notBefore: backoff(runtime, row.attempts + 1) })
+    // Only while nobody wrote the send since (its claim's, or another instance's that took it).
+    await update(
+      runtime,
+      row,
+      { attempts: row.attempts + 1, notBefore: backoff(runtime, row.attempts + 1) },
+      { whileClaimed: true },
+    )
   }
 }

@@ -9,6 +9,7 @@ import {
   createHarness,
   fakeClock,
   type Harness,
+  limitedSubOrganization,
   resultOf,
   type SubmitOptions,
 } from '../../src/testing/harness.ts'
@@ -241,3 +242,52 @@ export async function sendRaw(
     await h.submit('eth_send_raw_transaction', { signedTransaction, caip2: CAIP2 }, user.as),
   )
 }
+
+/**
+ * An end user's transfer of 5 wei to DEAD (at PRICE) under a daily native limit of 0.01 ETH on the
+ * chain, its account funded with 1 ETH (mined, automine or not), the service's clock at real time:
+ * the send's id, its row as it is now, and what the limit counts used now.
+ */
+export async function transferUnderLimit(h: Harness, chain: Chain) {
+  const user = await limitedSubOrganization(h, { amount: String(10n ** 16n), caip2: CAIP2 })
+  await chain.fund(user.from, 10n ** 18n)
+  await chain.rpc('evm_mine', [])
+  const id = await transfers(h, user.from, user, { followTime: true })(5)
+  return {
+    id,
+    row: async () => (await h.service.store.get('sendTransactions', id))!,
+    used: async () =>
+      BigInt(
+        (await h.query('latchkey_list_spending_limits', {}, user)).body.spendingLimits.find(
+          (limit: { spendingLimitId: string }) => limit.spendingLimitId === user.spendingLimitId,
+        ).used,
+      ),
+  }
+}
+
+/**
+ * A `fetch` whose next `eth_sendRawTransaction` runs `during` (once armed, `hold.next`): `before`
+ * the node gets it (the request on its way, or its process paused), or `after` it took it (the
+ * answer on its way back).
+ */
+export function holdingBroadcasts(next: typeof fetch = fetch) {
+  const hold: { next?: { when: 'before' | 'after'; during: () => Promise<void> } } = {}
+  const fetchFn: typeof fetch = async (input, init) => {
+    const body = JSON.parse(String(init?.body)) as { method: string }
+    const held = body.method === 'eth_sendRawTransaction' ? hold.next : undefined
+    if (!held) return next(input, init)
+    hold.next = undefined
+    if (held.when === 'before') {
+      await held.during()
+      return next(input, init)
+    }
+    const answer = await next(input, init)
+    await held.during()
+    return answer
+  }
+  return { fetch: fetchFn, hold }
+}
+
+/** What `receipt` cost in fees, wei. */
+export const paidFor = (receipt: { gasUsed: string; effectiveGasPrice: string }) =>
+  BigInt(receipt.gasUsed) * BigInt(receipt.effectiveGasPrice)

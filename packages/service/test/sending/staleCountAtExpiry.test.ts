@@ -7,15 +7,18 @@
 // an end user's 17 open transfers reach their expiry; a block mines them all right after the pass's
 // count is answered; the 17th is looked at in the pass's second batch, after that block. Now a send
 // at its expiry asks the count afresh before it ends, and is seen INCLUDED, as it is without the
-// memo (the control).
+// memo (the control). What is left, as docs/sending.md says (a node that still holds an expired
+// send may mine it later): a block mining it between that fresh count and the FAILED; the send
+// ends FAILED "expired" while mined, its reservation under spending limits kept at its most (the
+// last case, from the audit of the send worker's lease).
 import { describe, expect, it } from 'vitest'
 import type { ChainSender } from '../../src/sending/ChainSender.ts'
 import { evmSender, SEND_EXPIRES_AFTER_MS } from '../../src/sending/evmSender.ts'
 import { SENDING } from '../../src/sending/sendingState.ts'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
 import { resultOf } from '../../src/testing/harness.ts'
-import { byHandService, chainForFile, DEAD, PRICE } from './byHand.ts'
-import { endUser } from './sendSupport.ts'
+import { byHandService, chainForFile, DEAD, PRICE, transferUnderLimit } from './byHand.ts'
+import { endUser, receiptOf } from './sendSupport.ts'
 
 const chain = chainForFile()
 const SENDS = 17
@@ -89,5 +92,49 @@ describe('a stale count shared by a pass', { timeout: 120_000 }, () => {
     )
     // Each asks the count afresh at its expiry, after the block: every one is seen mined.
     expect(statuses).toEqual(Array(SENDS).fill('INCLUDED'))
+  })
+})
+
+describe('a block mining a send between the fresh count at its expiry and its FAILED', {
+  timeout: 120_000,
+}, () => {
+  it('ends it FAILED "expired" while mined, its reservation kept at its most', async () => {
+    let sender = ''
+    let counts = 0
+    let armed = false
+    const fetchFn: typeof fetch = async (input, init) => {
+      const body = JSON.parse(String(init?.body)) as { method: string; params: string[] }
+      if (armed && body.method === 'eth_getTransactionCount' && body.params[0]?.toLowerCase() === sender) {
+        counts++
+        const answer = await fetch(input, init)
+        if (counts === 2) await chain.rpc('evm_mine', []) // after the fresh count, before the write
+        return answer
+      }
+      return fetch(input, init)
+    }
+    const h = await byHandService(chain, fetchFn)
+    const worker = startSendWorker(h.service.runtime, { loop: false })
+    await chain.rpc('evm_setAutomine', [false])
+    try {
+      const { row, used } = await transferUnderLimit(h, chain)
+      sender = (await row()).sender.toLowerCase()
+      await worker.pass()
+      expect((await row()).status).toBe('BROADCASTED')
+      const before = await used()
+      h.clock.advance(SEND_EXPIRES_AFTER_MS + 1)
+      armed = true
+      await worker.pass()
+      const end = await row()
+      expect(counts, "the pass's count, then the fresh one").toBe(2)
+      expect((await receiptOf(chain, end.txHash))?.status).toBe('0x1')
+      expect(end.status).toBe('FAILED')
+      expect(end.error?.message).toMatch(/^expired/)
+      expect(await used()).toBe(before)
+      expect(before).toBe(5n + BigInt(end.reservedFee!))
+    } finally {
+      await chain.rpc('evm_setAutomine', [true])
+      await worker.stop()
+      await h.service.close()
+    }
   })
 })
