@@ -20,7 +20,10 @@ export interface SendContext {
    * send's fee, in the chain's native unit), the spending limits that reserved its fee at its most
    * keep what it paid instead, in the same transaction (`settleSpend`); `also` writes more in it,
    * given the row as it was. With `whileVersion`, only while the send's current version is that hash
-   * (another instance may have recorded one of its own meanwhile). Resolves with whether it wrote.
+   * (another instance may have recorded one of its own meanwhile). A row a claim returned is
+   * written only while the send's `notBefore` is still that claim's: an instance past its lease
+   * writes nothing over the instance that took the send over (`whileClaimed`, set by the worker).
+   * Resolves with whether it wrote.
    */
   update(
     row: SendTransactionRow,
@@ -43,15 +46,17 @@ export interface SendContext {
   claim(row: SendTransactionRow): Promise<SendTransactionRow | undefined>
   /**
    * Records that the node took the send (`send.broadcast`, then BROADCASTED with one more attempt,
-   * looked at again after the poll interval): what every sender writes after a broadcast.
+   * looked at again after the poll interval): what every sender writes after a broadcast, only
+   * while the claim holds. Resolves with whether it wrote.
    */
   broadcasted(row: SendTransactionRow): Promise<boolean>
   /**
    * Marks the send FAILED with `message` (what `get_send_transaction_status` answers) and reports it;
    * `also` writes more in the same transaction (under the organization's spend lock), given the
    * row as it was; a string it resolves with is the error message instead of `message`. A send
-   * never broadcast gives back what it reserved under spending limits, unless `keepSpend`: its
-   * signed transaction may still reach the chain another way.
+   * never broadcast gives back what it reserved under spending limits, unless `keepSpend` or the
+   * send as it is now may be on a node (decided on the current row, not on `row`): its signed
+   * transaction may still reach the chain another way. Written only while the claim holds.
    */
   fail(
     row: SendTransactionRow,
