@@ -64,7 +64,7 @@ async function heldByTheUser(ctx: SendContext, row: SendTransactionRow, message:
     // Its mined count afresh, not the pass's (a stale one would read a pending transaction).
     const [pending, mined] = await Promise.all([
       pendingCount(ctx, row.account),
-      minedCount({ ...ctx, sharedInPass: undefined }, row.account),
+      freshMinedCount(ctx, row.account),
     ])
     return pending > mined
   } catch {
@@ -348,7 +348,7 @@ async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {
     // (`sharedInPass`): a version mined since would end FAILED while it is mined. The count is
     // asked afresh first, one call a send only at its expiry.
     if (ctx.sharedInPass && nonce !== undefined) {
-      const fresh = await minedCount({ ...ctx, sharedInPass: undefined }, row.sender)
+      const fresh = await freshMinedCount(ctx, row.sender)
       if (fresh > nonce) {
         if (!(await settle(ctx, row))) await nonceTaken(ctx, row, fresh)
         return
@@ -408,11 +408,14 @@ async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {
  * one only puts a decision off, except an unsponsored send's expiry, which asks afresh (`track`).
  */
 async function minedCount(ctx: SendContext, sender: string): Promise<bigint> {
-  const call = () => ctx.rpc('eth_getTransactionCount', [sender, 'latest']) as Promise<string>
-  const count = ctx.sharedInPass
-    ? await ctx.sharedInPass(`eth_getTransactionCount ${sender.toLowerCase()} latest`, call)
-    : await call()
-  return BigInt(count)
+  if (!ctx.sharedInPass) return freshMinedCount(ctx, sender)
+  const call = () => freshMinedCount(ctx, sender).then(String)
+  return BigInt(await ctx.sharedInPass(`eth_getTransactionCount ${sender.toLowerCase()} latest`, call))
+}
+
+/** `eth_getTransactionCount(sender, latest)` asked now, never the pass's shared answer. */
+async function freshMinedCount(ctx: SendContext, sender: string): Promise<bigint> {
+  return BigInt((await ctx.rpc('eth_getTransactionCount', [sender, 'latest'])) as string)
 }
 
 /**
