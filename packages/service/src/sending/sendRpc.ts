@@ -15,23 +15,89 @@ export class RpcRefusedError extends ServiceError {
   }
 }
 
-export type SendRpc = (method: string, params: unknown[]) => Promise<unknown>
+/**
+ * One JSON-RPC call to a node. `redact`, where given (`sendRpc` gives it), is `redactNodeMessage`
+ * knowing this node's URL: what any text of the node's own must go through before it is passed on.
+ */
+export type SendRpc = ((method: string, params: unknown[]) => Promise<unknown>) & {
+  readonly redact?: (text: string) => string
+}
 
 /** Longest part of a node's JSON-RPC error message passed on. */
 const MAX_NODE_MESSAGE = 300
 
+/** Shortest part of a node's URL treated as a secret wherever the node's text quotes it. */
+const MIN_SECRET = 6
+
 /**
- * A node's JSON-RPC error message as the service passes it on: without anything that looks like a
- * URL (a node or proxy may quote its own, credentials and all) and bounded in length.
+ * The parts of a node's URL that may be a credential, as a node or gateway might quote them
+ * without the URL around them ("quota exceeded for key KEY (POST /v2/KEY)"): the user name and
+ * password, each path segment and query value, and the whole path, each as written and decoded;
+ * those shorter than 6 characters are left out (no key is that short, and hiding "v2" or "rpc"
+ * wherever a node's message says it would garble the words the senders read). Nothing for a URL
+ * that does not parse.
  */
-export function redactNodeMessage(message: string): string {
-  const redacted = message
-    .replace(/[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]*/gi, '<url>')
+export function urlSecrets(url: string): string[] {
+  let target: URL
+  try {
+    target = new URL(url)
+  } catch {
+    return []
+  }
+  const decoded = (text: string) => {
+    try {
+      return decodeURIComponent(text)
+    } catch {
+      return text
+    }
+  }
+  const parts = [target.username, target.password, target.pathname.replace(/\/+$/, '')]
+  parts.push(...target.pathname.split('/'))
+  for (const [, value] of target.searchParams) parts.push(value)
+  const secrets = new Set<string>()
+  for (const part of parts)
+    for (const form of [part, decoded(part), encodeURIComponent(decoded(part))])
+      if (form.length >= MIN_SECRET) secrets.add(form)
+  return [...secrets]
+}
+
+/** What a secret part of the node's URL is replaced with in the node's text. */
+const REDACTED_PART = '<redacted>'
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+/**
+ * A node's JSON-RPC error message (or any text of the node's own) as the service passes it on:
+ * anything that looks like a URL (a node or proxy may quote its own, credentials and all, with its
+ * `://` also JSON-escaped or URL-encoded) replaced by `<url>`, then every other occurrence of
+ * `secrets` (`urlSecrets` of the node's URL, in any case, and with its `/` written `\/` as in JSON)
+ * by `<redacted>`, and bounded in length.
+ */
+export function redactNodeMessage(message: string, secrets: readonly string[] = []): string {
+  let redacted = message
+    .replace(/[a-z][a-z0-9+.-]*(?::\/\/|:\\\/\\\/|%3A%2F%2F)[^\s"'<>]*/gi, '<url>')
     .replace(/[^\s/:@"'<>]+:[^\s/@"'<>]+@[^\s"'<>]+/g, '<url>')
-    .replace(/\s+/g, ' ')
-    .trim()
+  const forms = new Set<string>()
+  for (const secret of secrets) {
+    forms.add(secret)
+    forms.add(secret.replaceAll('/', '\\/'))
+  }
+  if (forms.size > 0) {
+    // Longest first, so that the whole path goes before one of its segments.
+    const alternatives = [...forms].sort((a, b) => b.length - a.length).map(escapeRegExp)
+    redacted = redacted.replace(new RegExp(alternatives.join('|'), 'gi'), REDACTED_PART)
+  }
+  // Bounded last: a secret cut in two by the bound would no longer be found.
+  redacted = redacted.replace(/\s+/g, ' ').trim()
   return redacted.length > MAX_NODE_MESSAGE ? `${redacted.slice(0, MAX_NODE_MESSAGE)}…` : redacted
 }
+
+/**
+ * Text of the node's own from an answer (a simulation's logs, a transaction's error) as it may be
+ * passed on: through the node's `redact` (which knows its URL), else `redactNodeMessage`.
+ */
+export const nodeText = (rpc: SendRpc, text: string): string =>
+  rpc.redact ? rpc.redact(text) : redactNodeMessage(text)
 
 /** Why a call did not reach the node, in words that quote nothing of the node's own. */
 function unreachable(method: string, error: unknown): RpcUnreachableError {
@@ -50,8 +116,9 @@ function unreachable(method: string, error: unknown): RpcUnreachableError {
  * A JSON-RPC caller that tells an unreachable node (`RpcUnreachableError`: retry later) from a
  * refusal (`RpcRefusedError`, with the revert data when the node gives it). Credentials in the URL
  * (`https://user:password@host/…`) are sent as HTTP Basic authorization (fetch refuses URLs that
- * carry them); no error this raises quotes the URL, or the text of a connection failure or of a
- * body that is not JSON-RPC.
+ * carry them); no error this raises quotes the URL or a part of it that may be a key (`urlSecrets`:
+ * a refusal's message goes through `redact`), or the text of a connection failure or of a body
+ * that is not JSON-RPC.
  */
 export function sendRpc(url: string, fetch: typeof globalThis.fetch, timeoutMs: number): SendRpc {
   const target = new URL(url)
@@ -63,8 +130,10 @@ export function sendRpc(url: string, fetch: typeof globalThis.fetch, timeoutMs: 
     target.password = ''
   }
   const endpoint = target.toString()
+  const secrets = urlSecrets(url)
+  const redact = (text: string) => redactNodeMessage(text, secrets)
   let id = 0
-  return async (method, params) => {
+  const call = async (method: string, params: unknown[]): Promise<unknown> => {
     let response: Response
     try {
       response = await fetch(endpoint, {
@@ -91,7 +160,7 @@ export function sendRpc(url: string, fetch: typeof globalThis.fetch, timeoutMs: 
       )
     if (body.error)
       throw new RpcRefusedError(
-        redactNodeMessage(String(body.error.message ?? 'JSON-RPC error')),
+        redact(String(body.error.message ?? 'JSON-RPC error')),
         typeof body.error.data === 'string' && /^0x[0-9a-fA-F]*$/.test(body.error.data)
           ? body.error.data
           : undefined,
@@ -102,6 +171,7 @@ export function sendRpc(url: string, fetch: typeof globalThis.fetch, timeoutMs: 
       )
     return body.result
   }
+  return Object.assign(call, { redact })
 }
 
 /**

@@ -26,7 +26,7 @@ import { describeTransaction, reserveSpend, spendContextOf } from '../kernel/spe
 import { recordSend } from './ethSend.ts'
 import { checkGasCaps, computeUnitPriceCeilingOf } from './gasCaps.ts'
 import { rpcFor } from './sendingState.ts'
-import { nodeFailure, redactNodeMessage, type SendRpc } from './sendRpc.ts'
+import { nodeFailure, nodeText, type SendRpc } from './sendRpc.ts'
 import { findSponsor } from './sponsors.ts'
 
 /** Largest unsignedTransaction accepted, in hex characters (legacy and v0 transactions are ≤ 1232 bytes). */
@@ -286,9 +286,9 @@ async function simulateSponsored(rpc: SendRpc, messageBytes: Uint8Array, signers
     ? answer.value.logs
         .filter((line): line is string => typeof line === 'string')
         .slice(-20)
-        .map((line) => redactNodeMessage(line))
+        .map((line) => nodeText(rpc, line))
     : []
-  const transactionErrorJson = redactNodeMessage(JSON.stringify(err))
+  const transactionErrorJson = nodeText(rpc, JSON.stringify(err))
   const solana = { source: 'simulation', transactionErrorJson, logs }
   throw new ConflictError({
     code: 'TRANSACTION_REVERTED',

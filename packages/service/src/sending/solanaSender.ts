@@ -2,7 +2,7 @@ import { getCompiledTransactionMessageDecoder } from '@solana/transaction-messag
 import { getTransactionDecoder } from '@solana/transactions'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
 import type { ChainSender, SendContext } from './ChainSender.ts'
-import { RpcRefusedError, type SendRpc } from './sendRpc.ts'
+import { nodeText, RpcRefusedError, type SendRpc } from './sendRpc.ts'
 
 /** A refusal meaning the node already has this very transaction. */
 const ALREADY_PROCESSED = /already been processed|AlreadyProcessed/i
@@ -152,7 +152,9 @@ async function settleSolana(ctx: SendContext, row: SendTransactionRow): Promise<
   await ctx.update(row, {
     status: final,
     slot: String(status.slot),
-    ...(status.err ? { error: { message: `the transaction failed: ${JSON.stringify(status.err)}` } } : {}),
+    ...(status.err
+      ? { error: { message: `the transaction failed: ${nodeText(ctx.rpc, JSON.stringify(status.err))}` } }
+      : {}),
     notBefore: Number.MAX_SAFE_INTEGER,
   })
   ctx.final(row, final)

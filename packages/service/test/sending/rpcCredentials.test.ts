@@ -1,6 +1,7 @@
-// An operator's `[rpc]` URL may carry credentials (`https://user:password@host/…`): they reach the
-// node as HTTP Basic authorization and nothing of the URL, nor any upstream text that might quote
-// it, reaches a caller's answer or a log line.
+// An operator's `[rpc]` URL may carry credentials (`https://user:password@host/…`, or a provider's
+// key in its path or query): they reach the node as HTTP Basic authorization and nothing of the
+// URL, nor any upstream text that might quote it or a part of it, reaches a caller's answer, a
+// send's stored status or a log line.
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -13,6 +14,7 @@ import {
   type Harness,
   resultOf,
 } from '../../src/testing/harness.ts'
+import { type Chain, endUser, erc20Call, sponsoredService, startChain, waitForSend } from './sendSupport.ts'
 
 const CAIP2 = 'eip155:31337'
 const PASSWORD = 's3cret-Pa55'
@@ -162,4 +164,81 @@ describe('RPC credentials stay with the operator', () => {
     for (const line of [JSON.stringify(reply.body), ...lines]) expect(line).not.toContain(nodeUrl)
     await h.service.close()
   })
+})
+
+describe("a node's refusal quoting the provider's key in the URL's path", () => {
+  const KEY = 'k3yInPath-0f9e8d7c6b'
+  let chain: Chain
+  /** The methods the gateway refuses (a quota that ran out for those calls). */
+  const refused = new Set<string>()
+
+  beforeAll(async () => {
+    chain = await startChain()
+  }, 60_000)
+
+  afterAll(async () => {
+    await chain?.node.close()
+  })
+
+  /**
+   * A provider in front of anvil, reached at `<anvil>/v2/<KEY>`: the methods in `refused` are
+   * refused in a gateway's words quoting the key and the path (no scheme, no URL), the others
+   * passed to anvil.
+   */
+  const gateway: typeof fetch = async (input, init) => {
+    const body = JSON.parse(String(init?.body)) as { id: number; method: string }
+    if (new URL(String(input)).pathname === `/v2/${KEY}` && refused.has(body.method)) {
+      const message = `daily request quota exceeded for API key ${KEY} (POST /v2/${KEY})`
+      return new Response(JSON.stringify({ jsonrpc: '2.0', id: body.id, error: { code: -32005, message } }))
+    }
+    return fetch(`${chain.url}/`, init)
+  }
+
+  it('reaches no end user and no log line: the refusal when prepared, the send status, get_nonces', async () => {
+    const { logger, lines } = capturingLogger()
+    const h = await sponsoredService(
+      { ...chain, url: `${chain.url}/v2/${KEY}` },
+      {},
+      {},
+      { fetch: gateway, logger, events: logSink(logger) },
+    )
+    const user = await endUser(h)
+    const calls = [erc20Call('mint', user.from, 1n)]
+    const quoted = 'daily request quota exceeded for API key <redacted> (POST <redacted>)'
+
+    refused.add('eth_estimateGas')
+    const prepared = await user.send({ sponsor: true, calls })
+    expect(prepared.status).toBe(400)
+    expect(prepared.body.details).toMatchObject({
+      errorCode: 'TRANSACTION_INVALID',
+      field: 'parameters.calls',
+    })
+    expect(prepared.body.message).toContain(quoted)
+    refused.clear()
+
+    refused.add('eth_sendRawTransaction')
+    const sent = await user.send({ sponsor: true, calls })
+    expect(sent.status).toBe(200)
+    const id = resultOf('eth_send_transaction', sent).sendTransactionStatusId as string
+    const status = await waitForSend(h, id, { organizationId: user.organizationId, as: user.as as never })
+    expect(status).toMatchObject({
+      txStatus: 'FAILED',
+      txError: `the node refused the transaction: ${quoted}`,
+    })
+
+    refused.add('eth_getTransactionCount')
+    const nonces = await h.query(
+      'get_nonces',
+      { organizationId: user.organizationId, address: user.from, caip2: CAIP2, nonce: true },
+      user.as as never,
+    )
+    expect(nonces.status).toBe(503)
+    expect(nonces.body).toMatchObject({ details: { errorCode: 'RPC_FAILED' } })
+    expect(nonces.body.message).toContain(quoted)
+
+    const rows = await h.service.store.all('sendTransactions')
+    const seen = [prepared.body, status, nonces.body, rows].map((answer) => JSON.stringify(answer))
+    for (const text of [...seen, ...lines]) expect(text).not.toContain(KEY)
+    await h.service.close()
+  }, 60_000)
 })

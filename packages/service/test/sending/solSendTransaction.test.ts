@@ -57,10 +57,10 @@ afterAll(async () => {
   await node?.close()
 })
 
-async function service(caps = {}, fetch?: typeof globalThis.fetch): Promise<Harness> {
+async function service(caps = {}, fetch?: typeof globalThis.fetch, url = node.url): Promise<Harness> {
   const h = await createHarness({
     clock: fakeClock(Date.now()),
-    rpc: { [node.caip2]: node.url },
+    rpc: { [node.caip2]: url },
     ...(fetch ? { fetch } : {}),
     sending: { pollIntervalMs: 20 },
     sponsorship: { delegates: {}, caps },
@@ -563,6 +563,41 @@ describe('sol_send_transaction refuses bad input before signing anything', () =>
     expect(await sends(h)).toBe(0)
     expect(node.balance(sponsor)).toBe(before)
     expect(tokenBalance(destination!)).toBe(0n)
+    await h.service.close()
+  })
+
+  it("shows the simulation's logs without the provider's key of the node's URL, which a log line quoted", async () => {
+    const KEY = 'k3yInPath-5a4b3c2d1e'
+    // A provider at `<node>/v2/<KEY>` whose simulation answers quote the key and the path.
+    const h = await service(
+      {},
+      async (_, init) => {
+        const answer = await fetch(node.url, init)
+        if (!String(init?.body).includes('"simulateTransaction"')) return answer
+        const body = (await answer.json()) as { result: { value: { logs: string[] } } }
+        body.result.value.logs.push(`gateway: billed to key ${KEY} (POST /v2/${KEY})`)
+        return new Response(JSON.stringify(body))
+      },
+      `${node.url}/v2/${KEY}`,
+    )
+    const user = await newAccount(h)
+    const [source, destination] = await tokenAccounts([user, user], [1n, 0n])
+    const transfer = getTransferInstruction({
+      source: source!,
+      destination: destination!,
+      authority: createNoopSigner(user as Address),
+      amount: 5n,
+    })
+    const reply = await send(h, {
+      unsignedTransaction: unsigned(user, [transfer]),
+      signWiths: [user],
+      sponsor: true,
+    })
+    expect(reply.status).toBe(412)
+    expect(reply.body.details.error.solana.logs).toContain(
+      'gateway: billed to key <redacted> (POST <redacted>)',
+    )
+    expect(JSON.stringify(reply.body)).not.toContain(KEY)
     await h.service.close()
   })
 
