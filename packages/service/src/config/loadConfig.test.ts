@@ -271,6 +271,47 @@ describe('loadConfig', () => {
       'eip155:5': 'http://127.0.0.1:8545',
     })
   })
+
+  it('prints no credential, query or fragment of any other URL, wherever it is', () => {
+    const file = write(
+      'urls.toml',
+      `[proxy]
+allowed_origins = ["https://app.example"]
+enabled_methods = ["sms", "google"]
+
+[sms]
+provider = "webhook"
+url = "https://relay:smspw-9@sms.example/send?token=smsq-9"
+secret = "sms-secret-long-enough-1"
+max_per_hour = 10
+
+[captcha]
+provider = "turnstile"
+site_key = "site"
+secret = "captcha-secret"
+verify_url = "https://captcha.example/siteverify?key=capq-9#frag-9"
+
+[oauth.google]
+client_id = "cid"
+client_secret = "google-secret"
+redirect_uris = ["https://app.example/cb"]
+token_endpoint = "https://oauth:tokpw-9@oauth.example/token"
+`,
+    )
+    const { config } = loadConfig({ file, env: { LATCHKEY_MASTER_KEY: MASTER_KEY } })
+    for (const format of ['toml', 'json'] as const) {
+      const printed = printConfig(config, format)
+      for (const secret of ['smspw-9', 'smsq-9', 'capq-9', 'frag-9', 'tokpw-9', 'relay:', 'oauth:'])
+        expect(printed, format).not.toContain(secret)
+    }
+    const printed = JSON.parse(printConfig(config, 'json'))
+    expect(printed.sms.url).toBe('https://<redacted>@sms.example/send?<redacted>')
+    expect(printed.captcha.verify_url).toBe('https://captcha.example/siteverify?<redacted>#<redacted>')
+    expect(printed.oauth.google.token_endpoint).toBe('https://<redacted>@oauth.example/token')
+    // A URL without any of them is printed as written.
+    expect(printed.proxy.allowed_origins).toEqual(['https://app.example'])
+    expect(printed.oauth.google.redirect_uris).toEqual(['https://app.example/cb'])
+  })
 })
 
 describe('the sponsor keys, secrets like the others', () => {

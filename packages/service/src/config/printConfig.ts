@@ -7,7 +7,11 @@ import { startRateLimits } from './sections/rateLimits.ts'
 /** What a secret's value is replaced with wherever the configuration is shown. */
 export const REDACTED = '<redacted>'
 
-/** The configuration with every secret's value replaced by `<redacted>`. */
+/**
+ * The configuration with every secret's value replaced by `<redacted>`: the keys marked secret,
+ * an `[rpc]` node's URL as `redactUrl` shows it, and the credentials, query and fragment of every
+ * other URL wherever it is (`redactUrlCredentials`), so that a section added later cannot forget its own.
+ */
 export function redactConfig(config: Config): Config {
   const copy = structuredClone(config) as Record<string, unknown>
   /** Redacts the value at `path` under `table`, a `<name>` standing for every entry of a record. */
@@ -21,9 +25,45 @@ export function redactConfig(config: Config): Config {
     }
   }
   for (const key of configKeys()) if (key.secret) redact(copy, key.path)
-  const rpc = copy.rpc as Record<string, string> | undefined
+  const redacted = redactUrlsIn(copy) as Record<string, unknown>
+  const rpc = redacted.rpc as Record<string, string> | undefined
   if (rpc) for (const chain of Object.keys(rpc)) rpc[chain] = redactUrl(rpc[chain] as string)
-  return copy as Config
+  return redacted as Config
+}
+
+/** `value` with every string in it, however deep (tables and arrays), through `redactUrlCredentials`. */
+function redactUrlsIn(value: unknown): unknown {
+  if (typeof value === 'string') return redactUrlCredentials(value)
+  if (Array.isArray(value)) return value.map(redactUrlsIn)
+  const plain =
+    typeof value === 'object' &&
+    value !== null &&
+    [Object.prototype, null].includes(Object.getPrototypeOf(value))
+  if (plain)
+    return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, redactUrlsIn(entry)]))
+  return value
+}
+
+/**
+ * A value as it may be shown when it is a URL with an authority (`scheme://…`): its user name and
+ * password, its query (where a token is often passed: `https://relay/send?token=…`) and its
+ * fragment, each replaced by `<redacted>`; scheme, host, port and path kept. Any other value as it is.
+ */
+export function redactUrlCredentials(text: string): string {
+  const scheme = /^([a-z][a-z0-9+.-]*:)\/\//i.exec(text)
+  if (!scheme) return text
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    // Shaped like a URL but not one: whatever stands before an `@` may be credentials.
+    return text.includes('@') || text.includes('?') ? `${scheme[1]}//${REDACTED}` : text
+  }
+  if (!url.username && !url.password && !url.search && !url.hash) return text
+  const credentials = url.username || url.password ? `${REDACTED}@` : ''
+  const query = url.search ? `?${REDACTED}` : ''
+  const fragment = url.hash ? `#${REDACTED}` : ''
+  return `${url.protocol}//${credentials}${url.host}${url.pathname}${query}${fragment}`
 }
 
 /**
