@@ -472,9 +472,11 @@ async function nonceTaken(ctx: SendContext, row: SendTransactionRow, mined: bigi
  * tracks until one is mined, its nonce is confirmed taken (`nonceTaken`), or it expires, never
  * ended FAILED on the refusal. A replacement the node refused goes back to the version it replaced
  * where the node still answers it (`earlierVersion`): the row's signed transaction, hash and fees
- * are that version's again, and the refused one is no longer asked about (the node took nothing of
- * it, as for a refused fill's version, `refill`). Where the node does not answer it, the refused
- * version stays the row's and every version stays tracked. `changes` are written with it.
+ * are that version's again, and the refused one is kept among `refusedHashes`: the node took
+ * nothing of it, but another instance past its lease may have handed that very version to a node
+ * (its call on its way when the lease ran out), which may mine it, so its receipt is still asked
+ * (`settle`). Where the node does not answer it, the refused version stays the row's and every
+ * version stays tracked. `changes` are written with it.
  */
 async function waitOnEarlierVersion(
   ctx: SendContext,
@@ -484,7 +486,12 @@ async function waitOnEarlierVersion(
   const earlier = await earlierVersion(ctx, row)
   await ctx.update(
     row,
-    { ...earlier, status: 'BROADCASTED', ...changes },
+    {
+      ...earlier,
+      ...(earlier ? { refusedHashes: refusedWith(row) } : {}),
+      status: 'BROADCASTED',
+      ...changes,
+    },
     { whileOpen: true, whileVersion: row.txHash },
   )
 }
@@ -530,6 +537,7 @@ async function replacementRefused(ctx: SendContext, row: SendTransactionRow): Pr
     {
       ...earlier,
       ...counted,
+      refusedHashes: refusedWith(row),
       status: 'BROADCASTED',
       replacements: Math.max(0, row.replacements - 1),
       broadcastAt: now,
@@ -548,7 +556,9 @@ async function replacementRefused(ctx: SendContext, row: SendTransactionRow): Pr
  * the base fee, never mined: the sponsor's nonce held, and every user's later sponsored sends
  * behind it. So it is made again at once, the same batch at the same nonce and fees (the raise
  * counted when it was signed, counted no more) without its `authorizationList` (EIP-1559), signed
- * by the sponsor and broadcast at the next pass; the versions before it stay tracked. Mined while
+ * by the sponsor and broadcast at the next pass; the versions before it stay tracked, and so does
+ * the refused one (`refusedHashes`: another instance past its lease may have handed it to a node,
+ * which may mine it; it then ends the send as an earlier version would). Mined while
  * the account delegates to the Latchkey delegate, it runs the batch (INCLUDED); otherwise its
  * call reaches an account without code and the send ends FAILED "the batch did not run" (the fee
  * paid, `batchOutcome`); should an earlier version be mined instead, the send ends as that version
@@ -580,7 +590,12 @@ async function withoutAuthorization(ctx: SendContext, row: SendTransactionRow): 
   const now = runtime.now()
   await ctx.update(
     row,
-    { signedTransaction: signed, txHash: Transaction.fromHex(signed).hash, notBefore: 0 },
+    {
+      signedTransaction: signed,
+      txHash: Transaction.fromHex(signed).hash,
+      refusedHashes: refusedWith(row),
+      notBefore: 0,
+    },
     {
       whileOpen: true,
       // Only over the version it refused: another instance that took the send meanwhile (a lease
@@ -611,6 +626,27 @@ function retryAt(ctx: SendContext, row: SendTransactionRow): number {
   const wait = Math.max(options.replaceAfterMs + 1, backoff)
   return Math.min(now + wait, Math.max(now + options.pollIntervalMs, row.createdAt + SEND_EXPIRES_AFTER_MS))
 }
+
+/**
+ * How many versions a node refused a send keeps asking about (`refusedHashes`), the latest: a
+ * sponsored send's refused replacement is tried again each `replaceAfterMs` for as long as it is
+ * refused, and a sponsor's fill signed again after each refusal, each a version of its own (a
+ * signature is random), so the list is bounded. A version handed to a node by an instance past its
+ * lease reaches it within that instance's call, while the send's next versions are made.
+ */
+export const MAX_REFUSED_VERSIONS = 8
+
+/**
+ * `row`'s `refusedHashes` with its current version (the one the node refused, which the send no
+ * longer carries once this is written) added, the latest `MAX_REFUSED_VERSIONS`: a node refused
+ * it, but another instance past its lease may have handed that very version to a node, which may
+ * mine it. Its receipt is asked as the other versions' are (`settle`), so the send never ends
+ * FAILED "no version of this send was mined" while it is.
+ */
+const refusedWith = (row: SendTransactionRow): string[] =>
+  [...(row.refusedHashes ?? []).filter((hash) => hash !== row.txHash), row.txHash].slice(
+    -MAX_REFUSED_VERSIONS,
+  )
 
 /**
  * The version of `row` its last replacement replaced (the last of `priorHashes`), rebuilt from the
@@ -779,9 +815,15 @@ function quantityOf(value: unknown): bigint | undefined {
   return typeof value === 'string' && /^0x[0-9a-f]{1,64}$/i.test(value) ? BigInt(value) : undefined
 }
 
-/** Records the final status when a version of the send is mined; false while none is. */
+/**
+ * Records the final status when a version of the send is mined; false while none is. Every version
+ * a node may have been handed is asked about: the send's, those its replacements superseded
+ * (`priorHashes`), and those a node refused that it no longer carries (`refusedHashes`), which
+ * another instance past its lease may have given a node after the refusal. A refused version mined
+ * ends the send as any version does, its fee paid counted.
+ */
 async function settle(ctx: SendContext, row: SendTransactionRow): Promise<boolean> {
-  for (const hash of [row.txHash, ...(row.priorHashes ?? [])]) {
+  for (const hash of new Set([row.txHash, ...(row.priorHashes ?? []), ...(row.refusedHashes ?? [])])) {
     const receipt = (await ctx.rpc('eth_getTransactionReceipt', [hash])) as Receipt | null
     if (!receipt) continue
     const summary = {
@@ -1017,7 +1059,8 @@ const mayBeOnANode = (row: SendTransactionRow): boolean => row.broadcastAt !== u
 /**
  * Whether a node may hold `row`'s current version (`mayBeOnANode` of it alone): broadcast, or an
  * attempt of it whose answer was lost since it was signed (`signedAtAttempt`). A fill signed again
- * after its versions were only ever refused does not record them: nothing of them is to be found.
+ * after its versions were only ever refused keeps them among `refusedHashes` rather than
+ * `priorHashes` (an instance past its lease may have handed one to a node all the same).
  */
 const versionMayBeOnANode = (row: SendTransactionRow): boolean =>
   row.broadcastAt !== undefined || row.attempts > (row.signedAtAttempt ?? 0)
@@ -1245,7 +1288,8 @@ function refillAt(ctx: SendContext, row: SendTransactionRow): number {
  * A fill the node refused: signed again at the market's price (a user's, at most what its
  * reservation counted; a sponsor's, its raise counted first against the caps of the user whose
  * send it fills, as a replacement of it is, never refused) and broadcast again later (`refillAt`),
- * or at `notBefore` (its nonce stays empty until one is mined; the earlier versions stay tracked).
+ * or at `notBefore` (its nonce stays empty until one is mined; the earlier versions stay tracked, one
+ * only ever refused among `refusedHashes`).
  */
 async function refill(
   ctx: SendContext,
@@ -1276,13 +1320,16 @@ async function refill(
   // The version it replaces stays tracked whenever a node may hold it: one whose broadcast answer
   // was lost (a gateway's 504 after it forwarded it) may be mined, its fee paid, as well as one
   // that was broadcast. One signed again at the same fees is the same transaction.
+  // One only ever refused is asked about too (`refusedHashes`): another instance past its lease may
+  // have handed it to a node.
   const prior = row.priorHashes ?? []
-  const keep = versionMayBeOnANode(row) && fresh.txHash !== row.txHash && !prior.includes(row.txHash)
+  const dropped = fresh.txHash !== row.txHash && !prior.includes(row.txHash)
+  const keep = dropped && versionMayBeOnANode(row)
   await ctx.update(row, {
     signedTransaction: fresh.signedTransaction,
     txHash: fresh.txHash,
     fees: fresh.fees,
-    ...(keep ? { priorHashes: [...prior, row.txHash] } : {}),
+    ...(keep ? { priorHashes: [...prior, row.txHash] } : dropped ? { refusedHashes: refusedWith(row) } : {}),
     attempts,
     signedAtAttempt: attempts,
     notBefore,

@@ -7,6 +7,9 @@
 // reservation of a send the other instance broadcast and the node mined. Here instances A and B
 // are two workers of one service (one store, one clock); staleLeaseAcrossInstances.test.ts runs
 // the first two over two service instances on PostgreSQL. From the audit of the send worker's lease.
+// A stale instance's node call is not undone with its writes: a version it hands a node after the
+// instance that took the send over got that version refused (and went back from it) may be mined,
+// and the send asks its receipt still (`refusedHashes`), from the second audit of the lease.
 import { Transaction } from 'micro-eth-signer'
 import { describe, expect, it } from 'vitest'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
@@ -14,6 +17,7 @@ import {
   byHandService,
   chainForFile,
   holdingBroadcasts,
+  nodeRefusal,
   paidFor,
   receiptsLagging,
   transferUnderLimit,
@@ -257,6 +261,79 @@ describe('a write under a lease that ran out', { timeout: 120_000 }, () => {
       expect(await used(), 'the mined send counts what it cost, once').toBe(5n + paid)
     } finally {
       await worker.stop()
+      await h.service.close()
+    }
+  })
+  it("a version B's refusal dropped, A's late broadcast of it mined, ends the send INCLUDED", async () => {
+    // An unsponsored send's v1 waits, replaced by v2 (PENDING). A claims v2 and hands it to the
+    // node; its call is slow, its lease runs out. B claims v2, the node refuses it ("insufficient
+    // funds": the raised fee past what the sender holds then), and B goes back to v1. A's v2 then
+    // reaches the node, replaces v1 in its pool and is mined: the send once tracked only v1, and
+    // ended FAILED "no version of this send was mined" ten minutes later; an app retrying it paid
+    // twice.
+    let refuseOnce: string | undefined
+    const refusing: typeof fetch = async (input, init) => {
+      const body = JSON.parse(String(init?.body)) as { id?: number; method: string; params: string[] }
+      if (
+        body.method === 'eth_sendRawTransaction' &&
+        refuseOnce !== undefined &&
+        body.params[0] === refuseOnce
+      ) {
+        refuseOnce = undefined
+        return nodeRefusal(body.id, 'insufficient funds for gas * price + value')
+      }
+      return fetch(input, init)
+    }
+    const node = holdingBroadcasts(refusing)
+    const h = await byHandService(chain, node.fetch)
+    const a = startSendWorker(h.service.runtime, { loop: false })
+    const b = startSendWorker(h.service.runtime, { loop: false })
+    await chain.rpc('evm_setAutomine', [false])
+    try {
+      const { row, used } = await transferUnderLimit(h, chain)
+      const v1 = (await row()).txHash
+      await b.pass() // v1 broadcast, held in the pool (no block mined)
+      expect((await row()).status).toBe('BROADCASTED')
+      h.clock.advance(61_000) // past replaceAfterMs
+      await b.pass() // replaced: v2, PENDING
+      const v2row = await row()
+      expect(v2row.status).toBe('PENDING')
+      const v2 = v2row.txHash
+      expect(v2).not.toBe(v1)
+      let refusedAfterB: string[] | undefined
+      node.hold.next = {
+        when: 'before',
+        during: async () => {
+          // A's v2 on its way to the node (a paused process, a slow network), past A's lease.
+          h.clock.advance(PAST_THE_LEASE_MS)
+          refuseOnce = v2row.signedTransaction
+          await b.pass() // B claims it; v2 refused: back to v1
+          const back = await row()
+          expect(back.txHash, 'B went back to v1').toBe(v1)
+          expect([back.txHash, ...(back.priorHashes ?? [])]).not.toContain(v2)
+          refusedAfterB = back.refusedHashes
+        },
+      }
+      await a.pass() // A's v2 reaches the node now, and replaces v1 in its pool
+      expect(node.hold.next, 'A broadcast under its claim').toBeUndefined()
+      await chain.rpc('evm_mine', [])
+      const receipt = await receiptOf(chain, v2)
+      expect(receipt?.status, 'v2 (A’s late broadcast) is mined').toBe('0x1')
+      // The send's next looks, through the confirmation of a nonce taken (10 minutes).
+      for (let i = 0; i < 30 && ['PENDING', 'BROADCASTED'].includes((await row()).status); i++) {
+        h.clock.advance(60_000)
+        await a.pass()
+        await b.pass()
+      }
+      const end = await row()
+      expect(end.status, `v2 is mined; the send reads ${end.status}: ${end.error?.message}`).toBe('INCLUDED')
+      expect(end.txHash).toBe(v2)
+      expect(refusedAfterB, 'B kept asking about v2').toEqual([v2])
+      expect(await used(), 'the limit keeps what v2 paid').toBe(5n + paidFor(receipt!))
+    } finally {
+      await chain.rpc('evm_setAutomine', [true])
+      await a.stop()
+      await b.stop()
       await h.service.close()
     }
   })

@@ -2,12 +2,13 @@
 // with its own worker, store connection and node client; the deployment's clock shared): instance
 // A's broadcast is answered (or reaches the node) after A's lease ran out, B having taken the send
 // over meanwhile. A's write after it holds only while its claim does: B's record stands. From the
-// audit of the send worker's lease.
+// audit of the send worker's lease. The last case is staleLease.test.ts's: A's late v2, which B got
+// refused and went back from, is mined and ends the send INCLUDED (the second audit of the lease).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
 import { deploymentOn } from '../support/twoInstances.ts'
-import { CAIP2, holdingBroadcasts, paidFor, transferUnderLimit } from './byHand.ts'
+import { CAIP2, holdingBroadcasts, nodeRefusal, paidFor, transferUnderLimit } from './byHand.ts'
 import { type Chain, receiptOf, startChain } from './sendSupport.ts'
 
 let chain: Chain
@@ -22,14 +23,17 @@ afterAll(async () => {
   await cluster?.dispose()
 }, 60_000)
 
-/** Instances A (its node calls through `fetchA`) and B on a fresh database, neither worker looping. */
-async function instances(database: string, fetchA: typeof fetch) {
+/**
+ * Instances A (its node calls through `fetchA`) and B (through `fetchB`) on a fresh database,
+ * neither worker looping.
+ */
+async function instances(database: string, fetchA: typeof fetch, fetchB?: typeof fetch) {
   const deployment = deploymentOn(cluster, database, {
     rpc: { [CAIP2]: chain.url },
     sending: { worker: false, pollIntervalMs: 250 },
   })
   const a = await deployment.open({ fetch: fetchA })
-  const b = await deployment.open()
+  const b = await deployment.open(fetchB ? { fetch: fetchB } : undefined)
   const workerA = startSendWorker(a.service.runtime, { loop: false })
   const workerB = startSendWorker(b.service.runtime, { loop: false })
   return {
@@ -118,6 +122,67 @@ describe('a write under a lease that ran out, two instances on PostgreSQL', { ti
       const end = await row()
       expect(end.txHash).toBe(v2)
       expect(end.status, `v2 is mined; the send reads ${end.error?.message}`).toBe('INCLUDED')
+    } finally {
+      await chain.rpc('evm_setAutomine', [true])
+      await close()
+    }
+  })
+  it("A's late v2, which B got refused and went back from, is mined: the send ends INCLUDED", async () => {
+    let refuseOnce: string | undefined
+    const refusing: typeof fetch = async (input, init) => {
+      const body = JSON.parse(String(init?.body)) as { id?: number; method: string; params: string[] }
+      if (
+        body.method === 'eth_sendRawTransaction' &&
+        refuseOnce !== undefined &&
+        body.params[0] === refuseOnce
+      ) {
+        refuseOnce = undefined
+        return nodeRefusal(body.id, 'insufficient funds for gas * price + value')
+      }
+      return fetch(input, init)
+    }
+    const node = holdingBroadcasts(refusing)
+    const { a, b, workerA, workerB, close } = await instances('lease_dropped_version', node.fetch, refusing)
+    await chain.rpc('evm_setAutomine', [false])
+    try {
+      const { id, used } = await transferUnderLimit(a, chain)
+      const row = async () => (await b.service.store.get('sendTransactions', id))!
+      const v1 = (await row()).txHash
+      await workerB.pass() // v1 broadcast, left in the pool
+      a.clock.advance(61_000)
+      await workerB.pass() // replaced: v2, PENDING
+      const v2row = await row()
+      expect(v2row.status).toBe('PENDING')
+      const v2 = v2row.txHash
+      expect(v2).not.toBe(v1)
+      let refusedAfterB: string[] | undefined
+      node.hold.next = {
+        when: 'before',
+        during: async () => {
+          a.clock.advance(31_000) // past A's lease
+          refuseOnce = v2row.signedTransaction
+          await workerB.pass() // B: v2 refused, back to v1
+          const back = await row()
+          expect(back.txHash).toBe(v1)
+          expect([back.txHash, ...(back.priorHashes ?? [])]).not.toContain(v2)
+          refusedAfterB = back.refusedHashes
+        },
+      }
+      await workerA.pass() // A's v2 reaches the node now
+      expect(node.hold.next).toBeUndefined()
+      await chain.rpc('evm_mine', [])
+      const receipt = await receiptOf(chain, v2)
+      expect(receipt?.status, "A's v2 is mined").toBe('0x1')
+      for (let i = 0; i < 30 && ['PENDING', 'BROADCASTED'].includes((await row()).status); i++) {
+        a.clock.advance(60_000)
+        await workerA.pass()
+        await workerB.pass()
+      }
+      const end = await row()
+      expect(end.status, `v2 is mined; the send reads ${end.status}: ${end.error?.message}`).toBe('INCLUDED')
+      expect(end.txHash).toBe(v2)
+      expect(refusedAfterB, 'B kept asking about v2').toEqual([v2])
+      expect(await used(), 'the limit keeps what v2 paid').toBe(5n + paidFor(receipt!))
     } finally {
       await chain.rpc('evm_setAutomine', [true])
       await close()

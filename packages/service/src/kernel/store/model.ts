@@ -453,6 +453,14 @@ export interface SendTransactionRow extends Row {
   /** Hashes of the versions a replacement superseded (any of them may be the one included). */
   priorHashes?: string[]
   /**
+   * Hashes of versions a node refused that the send no longer carries (`evmSender`: a refused
+   * replacement it went back from, one made again without its authorization, a fill signed again):
+   * another instance past its lease, or another node, may have handed that very version to a node,
+   * which may mine it, so their receipts are asked as the other versions' are. The latest
+   * `MAX_REFUSED_VERSIONS`.
+   */
+  refusedHashes?: string[]
+  /**
    * A fill: the id of the send the node refused, whose nonce this 0-value transfer from its sender
    * to itself takes so the sends after it can be mined (`evmSender`). A sponsor's is the operator's:
    * no user's caps count it, and it is followed until a transaction at its nonce is mined. A user's
