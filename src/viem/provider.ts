@@ -4,7 +4,6 @@ import {
   createClient,
   getAddress,
   type Hex,
-  hexToBigInt,
   hexToNumber,
   http,
   InvalidParamsRpcError,
@@ -94,27 +93,54 @@ const TYPES: Record<string, TransactionRequest['type']> = {
   '0x4': 'eip7702',
 }
 
-/** A JSON-RPC transaction object (hex quantities) as a viem request. */
-/** A typed-data domain's `chainId` (a number, or a decimal or 0x-hex string), else undefined. */
-function chainIdOf(value: unknown): number | undefined {
-  if (typeof value === 'number') return Number.isSafeInteger(value) ? value : undefined
-  if (typeof value === 'bigint') return Number(value)
-  if (typeof value !== 'string' || !/^(0x[0-9a-fA-F]+|[0-9]+)$/.test(value)) return undefined
-  const parsed = Number(value)
-  return Number.isSafeInteger(parsed) ? parsed : undefined
+/** A quantity as dapps write it: 0x-hex or decimal string, safe non-negative integer, or bigint. */
+function quantityOf(value: unknown, max = 2n ** 256n - 1n): bigint | undefined {
+  let parsed: bigint | undefined
+  if (typeof value === 'bigint') parsed = value
+  else if (typeof value === 'number') parsed = Number.isSafeInteger(value) ? BigInt(value) : undefined
+  else if (typeof value === 'string' && /^(0x[0-9a-fA-F]+|[0-9]+)$/.test(value)) parsed = BigInt(value)
+  return parsed !== undefined && parsed >= 0n && parsed <= max ? parsed : undefined
 }
 
+/** A typed-data domain's or a transaction's `chainId` (a number, or a decimal or 0x-hex string), else undefined. */
+function chainIdOf(value: unknown): number | undefined {
+  const parsed = quantityOf(value, BigInt(Number.MAX_SAFE_INTEGER))
+  return parsed === undefined ? undefined : Number(parsed)
+}
+
+/**
+ * A JSON-RPC transaction object as a viem request. Its quantities may be hex or decimal strings or
+ * numbers (as MetaMask takes them); one present that is none of these is refused (-32602), never
+ * dropped for the node to fill in (a value of 0, the next nonce instead of the one to replace).
+ */
 function fromRpcTransaction(tx: RpcTransaction): TransactionRequest {
-  const big = (key: string) => (typeof tx[key] === 'string' ? hexToBigInt(tx[key] as Hex) : undefined)
+  const big = (key: string, max?: bigint) => {
+    if (tx[key] === undefined || tx[key] === null) return undefined
+    const parsed = quantityOf(tx[key], max)
+    if (parsed === undefined)
+      throw new InvalidParamsRpcError(
+        new Error(
+          `the transaction's ${key} must be a non-negative integer (0x-hex, decimal or a safe integer), got ${String(tx[key]).slice(0, 80)}`,
+        ),
+      )
+    return parsed
+  }
+  const gas = big('gas')
+  const gasLimit = big('gasLimit')
+  if (gas !== undefined && gasLimit !== undefined && gas !== gasLimit)
+    throw new InvalidParamsRpcError(
+      new Error(`the transaction's gas (${gas}) and gasLimit (${gasLimit}) differ`),
+    )
+  const nonce = big('nonce', BigInt(Number.MAX_SAFE_INTEGER))
   const request: Record<string, unknown> = {
     to: tx.to ?? undefined,
     data: tx.data ?? tx.input,
     value: big('value'),
-    gas: big('gas'),
+    gas: gas ?? gasLimit,
     gasPrice: big('gasPrice'),
     maxFeePerGas: big('maxFeePerGas'),
     maxPriorityFeePerGas: big('maxPriorityFeePerGas'),
-    nonce: typeof tx.nonce === 'string' ? hexToNumber(tx.nonce as Hex) : undefined,
+    nonce: nonce === undefined ? undefined : Number(nonce),
     accessList: tx.accessList,
     type: typeof tx.type === 'string' ? TYPES[tx.type] : undefined,
   }
@@ -341,8 +367,9 @@ export function createLatchkeyEip1193Provider(
               `the transaction names chain ${named ?? String(tx.chainId)}; the wallet is on chain ${target.id}`,
             ),
           )
+        const request = fromRpcTransaction(tx)
         const account = await signer(tx.from)
-        const { rpc, signed } = await signRequest(account, fromRpcTransaction(tx), target)
+        const { rpc, signed } = await signRequest(account, request, target)
         if (method === 'eth_signTransaction') return signed
         return sendRawTransaction(rpc, { serializedTransaction: signed })
       }
