@@ -52,6 +52,26 @@ function signatureOfSigned(signed: Hex) {
   return { r, s, yParity, v: BigInt(number) }
 }
 
+type Types = Record<string, { name: string; type: string }[] | undefined>
+
+/**
+ * `value` as EIP-712 encodes it as a `type`: a struct's declared fields only (those present), an
+ * array's items each; anything else as it is, for the service to check.
+ */
+function declared(types: Types, type: string, value: unknown): unknown {
+  const fields = Object.hasOwn(types, type) ? types[type] : undefined
+  if (Array.isArray(fields) && value && typeof value === 'object' && !Array.isArray(value)) {
+    const object = value as Record<string, unknown>
+    return Object.fromEntries(
+      fields
+        .filter(({ name }) => Object.hasOwn(object, name))
+        .map(({ name, type }) => [name, declared(types, type, object[name])]),
+    )
+  }
+  const item = /^(.+)\[\d*\]$/.exec(type)?.[1]
+  return !fields && item && Array.isArray(value) ? value.map((entry) => declared(types, item, entry)) : value
+}
+
 /**
  * A viem `LocalAccount` whose key stays in the Latchkey service: every signature is an activity of
  * the signed-in user (the active session, or `sessionId`). Use it as any viem account:
@@ -107,10 +127,22 @@ export function toLatchkeyAccount(
         message: Record<string, unknown>
       }
       const EIP712Domain = types.EIP712Domain ?? getTypesForEIP712Domain({ domain })
+      const all = { ...types, EIP712Domain }
+      // Only what the types declare is signed (as viem and eth-sig-util encode it), and only that
+      // goes to the service, whose encoder refuses the rest: its policies see what is signed.
+      const present =
+        domain && typeof domain === 'object'
+          ? Object.fromEntries(Object.entries(domain).filter(([, value]) => value != null))
+          : domain
       const signed = await viemErrors(() =>
         signTypedData(client, {
           signWith: address,
-          typedData: { types: { ...types, EIP712Domain }, primaryType, domain, message: message ?? {} },
+          typedData: {
+            types: all,
+            primaryType,
+            domain: declared(all, 'EIP712Domain', present) as Record<string, unknown>,
+            message: declared(all, primaryType, message ?? {}) as Record<string, unknown>,
+          },
           ...options,
         }),
       )
