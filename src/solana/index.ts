@@ -57,7 +57,9 @@ export type LatchkeySolanaSigner<TAddress extends string = string> = Transaction
  * `signMessages` refuses a message that is a compiled transaction message needing this account's
  * signature (`FIELD_INVALID`, `details.rule: 'MESSAGE_IS_TRANSACTION'`), and what a Sui, Stellar,
  * TON or Aptos transaction of the same key signs: any 32 bytes (`MESSAGE_IS_DIGEST`), an Aptos
- * signing message (`MESSAGE_IS_APTOS_TRANSACTION`, `MESSAGE_IS_APTOS_STRUCT`).
+ * signing message (`MESSAGE_IS_APTOS_TRANSACTION`, `MESSAGE_IS_APTOS_STRUCT`). Unlike kit's own
+ * key pair signer it cannot sign an empty message: the service takes none, so one is refused
+ * before anything is asked (`FIELD_INVALID`, `details.rule: 'MESSAGE_IS_EMPTY'`).
  */
 export function createLatchkeySolanaSigner<TAddress extends string = string>(
   client: Latchkey,
@@ -157,6 +159,16 @@ export function createLatchkeySolanaSigner<TAddress extends string = string>(
       // chain the same key may be an account of) is not signed (Solana wallets refuse the former too).
       const key = getAddressEncoder().encode(address) as Uint8Array
       for (const [index, message] of messages.entries()) {
+        if (message.content.length === 0)
+          return Promise.reject(
+            new LatchkeyError(
+              `Message ${index} is empty: the Latchkey service does not sign an empty message`,
+              {
+                code: 'FIELD_INVALID',
+                details: { field: 'content', rule: 'MESSAGE_IS_EMPTY', index },
+              },
+            ),
+          )
         const refusal = solanaMessageRefusal(message.content as Uint8Array, key)
         if (refusal)
           return Promise.reject(

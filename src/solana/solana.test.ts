@@ -187,6 +187,24 @@ describe('latchkey/solana against the local service and LiteSVM', () => {
     expect(submitted).toHaveLength(1)
   })
 
+  it('refuses an empty message with its own error, before asking the service', async () => {
+    // @solana/kit's own key pair signer signs it; the service takes no empty payload, and its
+    // "parameters.payloads[1] must be a non-empty string" named nothing the app had passed.
+    const empty = createSignableMessage('')
+    const own = await generateKeyPairSigner()
+    const [ownSigned] = await own.signMessages([empty])
+    expect(await verifySignature(own.keyPair.publicKey, ownSigned![own.address]!, empty.content)).toBe(true)
+    const signer = createLatchkeySolanaSigner(fx.client, { address })
+    const error = await signer.signMessages([createSignableMessage('gm'), empty]).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(LatchkeyError)
+    expect(error).toMatchObject({
+      code: 'FIELD_INVALID',
+      message: 'Message 1 is empty: the Latchkey service does not sign an empty message',
+      details: { field: 'content', rule: 'MESSAGE_IS_EMPTY', index: 1 },
+    })
+    expect(submitted).toEqual([])
+  })
+
   it('refuses a transaction it is not a signer of, before asking the service', async () => {
     const signer = createLatchkeySolanaSigner(fx.client, { address })
     const other = await generateKeyPairSigner()
