@@ -63,7 +63,7 @@ function typedValue(
   value: unknown,
   depth: number,
 ): PolicyValue | undefined {
-  if (depth > 16) return undefined
+  if (depth > 16 || typeof type !== 'string') return undefined
   if (type.endsWith(']')) {
     if (!Array.isArray(value)) return undefined
     const inner = type.slice(0, type.lastIndexOf('['))
@@ -72,10 +72,13 @@ function typedValue(
   }
   if (/^u?int\d*$/.test(type)) return asInt(value)
   if (type === 'address') return typeof value === 'string' ? value.toLowerCase() : undefined
-  const fields = types[type]
-  if (fields && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+  // The payload's own types only, each a list of fields (a type named `toString` is none of them:
+  // the signer refuses such data with a 400, and the context must not throw first).
+  const fields = types && typeof types === 'object' && Object.hasOwn(types, type) ? types[type] : undefined
+  if (Array.isArray(fields) && typeof value === 'object' && value !== null && !Array.isArray(value)) {
     const struct: Record<string, PolicyValue> = {}
     for (const field of fields) {
+      if (!field || typeof field !== 'object' || typeof field.name !== 'string') continue
       const converted = typedValue(
         types,
         field.type,

@@ -100,4 +100,41 @@ describe('EIP-712 integers the policy could not read', () => {
     })
     await t.h.service.close()
   })
+
+  it('types named after an object prototype member, or type lists that are not lists, are a 400, not a 500', async () => {
+    const t = await delegated([ETHEREUM_ACCOUNT])
+    const signWith = t.sub.addresses![0]!
+    await t.allowSigning()
+    // A policy reading the typed data, so that its context is built from each payload.
+    await t.policy({
+      policyName: 'no permit over 100',
+      effect: 'EFFECT_DENY',
+      condition: "activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2' && eth.eip_712.message.value > 100",
+    })
+    const malformed = [
+      { ...permit('5'), types: { Permit: [{ name: 'value', type: 'toString' }] }, message: { value: {} } },
+      { ...permit('5'), primaryType: 'constructor' },
+      { ...permit('5'), types: { Permit: 5 } },
+      { ...permit('5'), types: { Permit: [null] } },
+    ]
+    for (const typed of malformed) {
+      t.h.clock.advance(1)
+      const answer = await t.h.submit(
+        'sign_raw_payload',
+        {
+          signWith,
+          payload: JSON.stringify(typed),
+          encoding: 'PAYLOAD_ENCODING_EIP712',
+          hashFunction: 'HASH_FUNCTION_NOT_APPLICABLE',
+        },
+        t.asBackend,
+      )
+      expect({ typed, status: answer.status, field: answer.body.details?.field }).toEqual({
+        typed,
+        status: 400,
+        field: 'parameters.payload',
+      })
+    }
+    await t.h.service.close()
+  })
 })

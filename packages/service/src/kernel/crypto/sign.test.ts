@@ -222,6 +222,14 @@ describe('signRawPayload secp256k1', () => {
     ['HASH_FUNCTION_SHA256', 'PAYLOAD_ENCODING_EIP712', MAIL, 'hashFunction'],
     ['HASH_FUNCTION_KECCAK256', 'PAYLOAD_ENCODING_EIP712', '{"types":{}}', 'payloads'],
     ['HASH_FUNCTION_KECCAK256', 'PAYLOAD_ENCODING_EIP712', 'not json', 'payloads'],
+    // Type names an object's prototype has, and type lists that are not lists: refused, not a 500.
+    ...[
+      '{"types":{"M":[{"name":"a","type":"toString"}]},"primaryType":"M","domain":{},"message":{"a":{}}}',
+      '{"types":{},"primaryType":"constructor","domain":{},"message":{}}',
+      '{"types":{"M":5},"primaryType":"M","domain":{},"message":{}}',
+      '{"types":{"M":[null]},"primaryType":"M","domain":{},"message":{}}',
+      '{"types":{"EIP712Domain":{"name":"x"},"M":[]},"primaryType":"M","domain":{},"message":{}}',
+    ].map((payload) => ['HASH_FUNCTION_KECCAK256', 'PAYLOAD_ENCODING_EIP712', payload, 'payloads'] as const),
     [
       'HASH_FUNCTION_KECCAK256',
       'PAYLOAD_ENCODING_EIP7702_AUTHORIZATION',

@@ -86,7 +86,9 @@ function typedData(payload: string): TypedDataArg {
   const typed = parseJson(payload, 'EIP-712')
   for (const key of ['types', 'primaryType', 'domain', 'message'])
     if (!(key in typed)) throw new CryptoInputError(`EIP-712 payload lacks "${key}"`, 'payloads')
-  const types = (typed.types ?? {}) as StructTypes
+  if (!typed.types || typeof typed.types !== 'object' || Array.isArray(typed.types))
+    throw new CryptoInputError('EIP-712 "types" must be an object of struct types', 'payloads')
+  const types = typed.types as StructTypes
   integersSpelledPlainly(types, String(typed.primaryType), typed.message, 'message')
   if (types.EIP712Domain) integersSpelledPlainly(types, 'EIP712Domain', typed.domain, 'domain')
   else
@@ -116,8 +118,12 @@ function integersSpelledPlainly(types: StructTypes, type: string, value: unknown
       for (const [i, item] of value.entries()) integersSpelledPlainly(types, array[1]!, item, `${path}[${i}]`)
     return
   }
-  const fields = types[type]
-  if (fields) {
+  // Only the caller's own types, each a list of fields: a type named after a prototype member
+  // (`toString`) or a list that is not one is the signer's to refuse (a 400), not a TypeError here.
+  const fields = Object.hasOwn(types, type) ? types[type] : undefined
+  if (fields !== undefined) {
+    if (!Array.isArray(fields) || !fields.every((field) => field && typeof field === 'object'))
+      throw new CryptoInputError(`EIP-712 types.${type} must be a list of { name, type } fields`, 'payloads')
     if (value && typeof value === 'object')
       for (const field of fields)
         integersSpelledPlainly(
