@@ -25,6 +25,19 @@ const permit = (value: unknown, chainId: unknown = 1) => ({
   message: { owner: SPENDER, spender: SPENDER, value, nonce: '0', deadline: '99999999999' },
 })
 
+/** `sign_raw_payload` of `typed` (EIP-712) by `signWith`, as the delegated back end. */
+const signTyped = (t: Awaited<ReturnType<typeof delegated>>, signWith: string, typed: unknown) =>
+  t.h.submit(
+    'sign_raw_payload',
+    {
+      signWith,
+      payload: JSON.stringify(typed),
+      encoding: 'PAYLOAD_ENCODING_EIP712',
+      hashFunction: 'HASH_FUNCTION_NOT_APPLICABLE',
+    },
+    t.asBackend,
+  )
+
 describe('EIP-712 integers the policy could not read', () => {
   it('a Permit whose value is spelled otherwise than decimal or hex is refused, not signed past a DENY on it', async () => {
     const t = await delegated([ETHEREUM_ACCOUNT])
@@ -35,17 +48,7 @@ describe('EIP-712 integers the policy could not read', () => {
       effect: 'EFFECT_DENY',
       condition: "activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2' && eth.eip_712.message.value > 100",
     })
-    const sign = (typed: unknown) =>
-      t.h.submit(
-        'sign_raw_payload',
-        {
-          signWith,
-          payload: JSON.stringify(typed),
-          encoding: 'PAYLOAD_ENCODING_EIP712',
-          hashFunction: 'HASH_FUNCTION_NOT_APPLICABLE',
-        },
-        t.asBackend,
-      )
+    const sign = (typed: unknown) => signTyped(t, signWith, typed)
     // Control: the canonical spelling is refused by the DENY.
     const canonical = await sign(permit('1000000'))
     expect(canonical.status).toBe(403)
@@ -80,17 +83,7 @@ describe('EIP-712 integers the policy could not read', () => {
       effect: 'EFFECT_DENY',
       condition: "activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2' && eth.eip_712.domain.chain_id == 1",
     })
-    const sign = (typed: unknown) =>
-      t.h.submit(
-        'sign_raw_payload',
-        {
-          signWith,
-          payload: JSON.stringify(typed),
-          encoding: 'PAYLOAD_ENCODING_EIP712',
-          hashFunction: 'HASH_FUNCTION_NOT_APPLICABLE',
-        },
-        t.asBackend,
-      )
+    const sign = (typed: unknown) => signTyped(t, signWith, typed)
     expect((await sign(permit('5', 1))).body.details?.outcome).toBe('OUTCOME_DENY_EXPLICIT')
     t.h.clock.advance(1)
     const octal = await sign(permit('5', '0o1'))
@@ -119,16 +112,7 @@ describe('EIP-712 integers the policy could not read', () => {
     ]
     for (const typed of malformed) {
       t.h.clock.advance(1)
-      const answer = await t.h.submit(
-        'sign_raw_payload',
-        {
-          signWith,
-          payload: JSON.stringify(typed),
-          encoding: 'PAYLOAD_ENCODING_EIP712',
-          hashFunction: 'HASH_FUNCTION_NOT_APPLICABLE',
-        },
-        t.asBackend,
-      )
+      const answer = await signTyped(t, signWith, typed)
       expect({ typed, status: answer.status, field: answer.body.details?.field }).toEqual({
         typed,
         status: 400,
