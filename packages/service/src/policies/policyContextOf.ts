@@ -72,6 +72,9 @@ function typedValue(
   }
   if (/^u?int\d*$/.test(type)) return asInt(value)
   if (type === 'address') return typeof value === 'string' ? value.toLowerCase() : undefined
+  // Bytes as the signer reads them: its hex decoder takes either case (`0xA9059CBB…`), and a DENY on
+  // `data[0..10] == '0xa9059cbb'` must see the bytes signed, not their spelling.
+  if (/^bytes\d*$/.test(type)) return typeof value === 'string' ? value.toLowerCase() : undefined
   // The payload's own types only, each a list of fields (a type named `toString` is none of them:
   // the signer refuses such data with a 400, and the context must not throw first).
   const fields = types && typeof types === 'object' && Object.hasOwn(types, type) ? types[type] : undefined

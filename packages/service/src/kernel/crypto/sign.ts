@@ -89,17 +89,33 @@ function typedData(payload: string): TypedDataArg {
   if (!typed.types || typeof typed.types !== 'object' || Array.isArray(typed.types))
     throw new CryptoInputError('EIP-712 "types" must be an object of struct types', 'payloads')
   const types = typed.types as StructTypes
-  integersSpelledPlainly(types, String(typed.primaryType), typed.message, 'message')
-  if (types.EIP712Domain) integersSpelledPlainly(types, 'EIP712Domain', typed.domain, 'domain')
+  // A struct named like an atomic type (`uint256`, `bytes`, `address`…) or an array: the signer
+  // encodes a field of that name as the atomic type while a reader of the types (the check below,
+  // viem) takes it for the struct, so its values went unchecked (" 1000000" past a DENY on 100).
+  for (const name of Object.keys(types))
+    if (ATOMIC_TYPE.test(name) || name.includes('['))
+      throw new CryptoInputError(
+        `EIP-712 types.${name}: a struct cannot be named like an atomic type`,
+        'payloads',
+      )
+  spelledPlainly(types, String(typed.primaryType), typed.message, 'message', 0)
+  if (types.EIP712Domain) spelledPlainly(types, 'EIP712Domain', typed.domain, 'domain', 0)
   else
-    integersSpelledPlainly(
+    spelledPlainly(
       {},
       'uint256',
       (typed.domain as Record<string, unknown> | null)?.chainId,
       'domain.chainId',
+      0,
     )
   return typed as unknown as TypedDataArg
 }
+
+/** EIP-712's atomic types: what a struct may not be named. */
+const ATOMIC_TYPE = /^(bool|address|string|bytes\d*|u?int\d*)$/
+
+/** How deep typed data may nest, arrays and structs alike: micro-eth-signer's own bound. */
+const MAX_TYPED_DEPTH = 64
 
 type StructTypes = Record<string, { name: string; type: string }[] | undefined>
 
@@ -107,15 +123,30 @@ type StructTypes = Record<string, { name: string; type: string }[] | undefined>
 export const PLAIN_INTEGER = /^(-?\d+|0x[0-9a-fA-F]+)$/
 
 /**
- * Integers of typed data only in decimal or 0x-hex, as the policies read them (`eth.eip_712`): the
- * signer's `BigInt` also takes " 1000", "+1000", "0o1750" or "0b…", which a policy would not see,
- * so a DENY on an amount or a chain would let the same signature through.
+ * Integers of typed data only in decimal or 0x-hex, and bytes only as 0x-hex, as the policies read
+ * them (`eth.eip_712`): the signer's `BigInt` also takes " 1000", "+1000", "0o1750" or "0b…", and
+ * its hex decoder bytes without their `0x`, which a policy would not see, so a DENY on an amount, a
+ * chain or a selector would let the same signature through. Deeper than the signer's bound: a 400.
  */
-function integersSpelledPlainly(types: StructTypes, type: string, value: unknown, path: string): void {
+function spelledPlainly(types: StructTypes, type: string, value: unknown, path: string, depth: number): void {
+  if (depth > MAX_TYPED_DEPTH)
+    throw new CryptoInputError(
+      `EIP-712 ${path.slice(0, 80)}…: nested deeper than ${MAX_TYPED_DEPTH}`,
+      'payloads',
+    )
   const array = /^(.*)\[(\d*)\]$/.exec(type)
   if (array) {
     if (Array.isArray(value))
-      for (const [i, item] of value.entries()) integersSpelledPlainly(types, array[1]!, item, `${path}[${i}]`)
+      for (const [i, item] of value.entries())
+        spelledPlainly(types, array[1]!, item, `${path}[${i}]`, depth + 1)
+    return
+  }
+  if (/^bytes\d*$/.test(type)) {
+    if (typeof value === 'string' && !/^0x([0-9a-fA-F]{2})*$/.test(value))
+      throw new CryptoInputError(
+        `EIP-712 ${path} is ${type}: write it as 0x-prefixed hex, got ${JSON.stringify(value.slice(0, 40))}`,
+        'payloads',
+      )
     return
   }
   // Only the caller's own types, each a list of fields: a type named after a prototype member
@@ -126,11 +157,12 @@ function integersSpelledPlainly(types: StructTypes, type: string, value: unknown
       throw new CryptoInputError(`EIP-712 types.${type} must be a list of { name, type } fields`, 'payloads')
     if (value && typeof value === 'object')
       for (const field of fields)
-        integersSpelledPlainly(
+        spelledPlainly(
           types,
           field.type,
           (value as Record<string, unknown>)[field.name],
           `${path}.${field.name}`,
+          depth + 1,
         )
     return
   }
