@@ -93,25 +93,37 @@ const TYPES: Record<string, TransactionRequest['type']> = {
   '0x4': 'eip7702',
 }
 
-/** A quantity as dapps write it: 0x-hex or decimal string, safe non-negative integer, or bigint. */
+/**
+ * A transaction quantity: a 0x-hex string, a safe non-negative integer or a bigint. A string without
+ * 0x ("10") is none: JSON-RPC knows only 0x-hex, and MetaMask adds the 0x (0x10 = 16) where reading
+ * it as decimal would sign another value, nonce or gas than the page gets from MetaMask.
+ */
 function quantityOf(value: unknown, max = 2n ** 256n - 1n): bigint | undefined {
   let parsed: bigint | undefined
   if (typeof value === 'bigint') parsed = value
   else if (typeof value === 'number') parsed = Number.isSafeInteger(value) ? BigInt(value) : undefined
-  else if (typeof value === 'string' && /^(0x[0-9a-fA-F]+|[0-9]+)$/.test(value)) parsed = BigInt(value)
+  else if (typeof value === 'string' && /^0x[0-9a-fA-F]+$/.test(value)) parsed = BigInt(value)
   return parsed !== undefined && parsed >= 0n && parsed <= max ? parsed : undefined
 }
 
-/** A typed-data domain's or a transaction's `chainId` (a number, or a decimal or 0x-hex string), else undefined. */
+/**
+ * A typed-data domain's or a transaction's `chainId` (a number, or a decimal or 0x-hex string), else
+ * undefined. Decimal stays: MetaMask reads a domain's decimal `chainId` as decimal, and a
+ * transaction's only picks the chain to refuse, never what is signed (that is the provider's chain).
+ */
 function chainIdOf(value: unknown): number | undefined {
-  const parsed = quantityOf(value, BigInt(Number.MAX_SAFE_INTEGER))
-  return parsed === undefined ? undefined : Number(parsed)
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? value : undefined
+  if (typeof value === 'bigint') return Number(value)
+  if (typeof value !== 'string' || !/^(0x[0-9a-fA-F]+|[0-9]+)$/.test(value)) return undefined
+  const parsed = Number(value)
+  return Number.isSafeInteger(parsed) ? parsed : undefined
 }
 
 /**
- * A JSON-RPC transaction object as a viem request. Its quantities may be hex or decimal strings or
- * numbers (as MetaMask takes them); one present that is none of these is refused (-32602), never
- * dropped for the node to fill in (a value of 0, the next nonce instead of the one to replace).
+ * A JSON-RPC transaction object as a viem request. Its quantities may be 0x-hex strings, numbers or
+ * bigints; one present that is none of these (a decimal string too) is refused (-32602), never
+ * guessed, nor dropped for the node to fill in (a value of 0, the next nonce instead of the one to
+ * replace).
  */
 function fromRpcTransaction(tx: RpcTransaction): TransactionRequest {
   const big = (key: string, max?: bigint) => {
@@ -120,7 +132,7 @@ function fromRpcTransaction(tx: RpcTransaction): TransactionRequest {
     if (parsed === undefined)
       throw new InvalidParamsRpcError(
         new Error(
-          `the transaction's ${key} must be a non-negative integer (0x-hex, decimal or a safe integer), got ${String(tx[key]).slice(0, 80)}`,
+          `the transaction's ${key} must be a non-negative integer (a 0x-hex string or a safe integer), got ${String(tx[key]).slice(0, 80)}`,
         ),
       )
     return parsed

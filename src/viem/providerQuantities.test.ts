@@ -4,8 +4,11 @@
  * dropped without a word and filled in from the node. `eth_signTransaction({ value: 1000 })` signed
  * value 0, `eth_sendTransaction` sent 0 wei, and `{ nonce: 5 }` (a replacement or a cancel of a
  * stuck transaction) was signed at the next nonce, so both could be mined; `gasLimit` was ignored.
- * Each quantity is now read as 0x-hex, a decimal string, a safe non-negative integer or a bigint;
- * one present that is none of these is refused (-32602) naming it, never dropped.
+ * Each quantity is now read as 0x-hex, a safe non-negative integer or a bigint; one present that is
+ * none of these is refused (-32602) naming it, never dropped. A string without 0x ("10") is refused
+ * too: it was read as decimal (10) where MetaMask (normalizeTransactionParams adds the 0x) reads it
+ * as hex (16), and JSON-RPC knows only 0x-hex quantities, so the same request signed another value,
+ * nonce or gas here than there.
  */
 import { type Address, type Chain, type Hex, numberToHex, parseTransaction } from 'viem'
 import { anvil } from 'viem/chains'
@@ -48,9 +51,9 @@ describe('eth_signTransaction / eth_sendTransaction quantities', () => {
     expect(await signed({ value: 1000, nonce: 5 })).toMatchObject({ value: 1000n, nonce: 5 })
   })
 
-  it('reads decimal strings, bigints and hex alike, fee fields too', async () => {
-    const fees = { maxFeePerGas: '3000000000', maxPriorityFeePerGas: 2_000_000_000 }
-    expect(await signed({ value: '1000', nonce: 7n, gas: 30_000, ...fees })).toMatchObject({
+  it('reads numbers, bigints and 0x-hex alike, fee fields too', async () => {
+    const fees = { maxFeePerGas: '0xb2d05e00', maxPriorityFeePerGas: 2_000_000_000 }
+    expect(await signed({ value: 1000n, nonce: 7n, gas: 30_000, ...fees })).toMatchObject({
       value: 1000n,
       nonce: 7,
       gas: 30_000n,
@@ -64,6 +67,29 @@ describe('eth_signTransaction / eth_sendTransaction quantities', () => {
       nonce: 7,
       gasPrice: 1_000_000_000n,
     })
+  })
+
+  it('refuses a quantity string without 0x (MetaMask reads "10" as 0x10), neither decimal nor hex', async () => {
+    for (const [key, text] of [
+      ['value', '10'],
+      ['nonce', '10'],
+      ['gas', '30000'],
+      ['gasLimit', '30000'],
+      ['gasPrice', '1000000000'],
+      ['maxFeePerGas', '3000000000'],
+      ['maxPriorityFeePerGas', '2000000000'],
+      ['value', 'ff'],
+      ['value', '0'],
+    ] as const)
+      expect({ key, text, outcome: await signed({ [key]: text }) }).toMatchObject({
+        key,
+        outcome: { code: -32602, details: expect.stringContaining(`transaction's ${key} must be`) },
+      })
+  })
+
+  it('still reads a chainId as before: a decimal string is the decimal chain id', async () => {
+    expect(await signed({ value: 1, chainId: String(chain.id) })).toMatchObject({ chainId: chain.id })
+    expect(await signed({ value: 1, chainId: numberToHex(chain.id) })).toMatchObject({ chainId: chain.id })
   })
 
   it('takes gasLimit for gas, and refuses the two when they differ', async () => {
