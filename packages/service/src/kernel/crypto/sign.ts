@@ -98,16 +98,13 @@ function typedData(payload: string): TypedDataArg {
         `EIP-712 types.${name}: a struct cannot be named like an atomic type`,
         'payloads',
       )
-  spelledPlainly(types, String(typed.primaryType), typed.message, 'message', 0)
-  if (types.EIP712Domain) spelledPlainly(types, 'EIP712Domain', typed.domain, 'domain', 0)
+  spelledPlainly(types, String(typed.primaryType), typed.message, { path: 'message', depth: 0 })
+  if (types.EIP712Domain) spelledPlainly(types, 'EIP712Domain', typed.domain, { path: 'domain', depth: 0 })
   else
-    spelledPlainly(
-      {},
-      'uint256',
-      (typed.domain as Record<string, unknown> | null)?.chainId,
-      'domain.chainId',
-      0,
-    )
+    spelledPlainly({}, 'uint256', (typed.domain as Record<string, unknown> | null)?.chainId, {
+      path: 'domain.chainId',
+      depth: 0,
+    })
   return typed as unknown as TypedDataArg
 }
 
@@ -128,7 +125,13 @@ export const PLAIN_INTEGER = /^(-?\d+|0x[0-9a-fA-F]+)$/
  * its hex decoder bytes without their `0x`, which a policy would not see, so a DENY on an amount, a
  * chain or a selector would let the same signature through. Deeper than the signer's bound: a 400.
  */
-function spelledPlainly(types: StructTypes, type: string, value: unknown, path: string, depth: number): void {
+function spelledPlainly(
+  types: StructTypes,
+  type: string,
+  value: unknown,
+  at: { path: string; depth: number },
+): void {
+  const { path, depth } = at
   if (depth > MAX_TYPED_DEPTH)
     throw new CryptoInputError(
       `EIP-712 ${path.slice(0, 80)}…: nested deeper than ${MAX_TYPED_DEPTH}`,
@@ -138,7 +141,7 @@ function spelledPlainly(types: StructTypes, type: string, value: unknown, path: 
   if (array) {
     if (Array.isArray(value))
       for (const [i, item] of value.entries())
-        spelledPlainly(types, array[1]!, item, `${path}[${i}]`, depth + 1)
+        spelledPlainly(types, array[1]!, item, { path: `${path}[${i}]`, depth: depth + 1 })
     return
   }
   if (/^bytes\d*$/.test(type)) {
@@ -157,13 +160,10 @@ function spelledPlainly(types: StructTypes, type: string, value: unknown, path: 
       throw new CryptoInputError(`EIP-712 types.${type} must be a list of { name, type } fields`, 'payloads')
     if (value && typeof value === 'object')
       for (const field of fields)
-        spelledPlainly(
-          types,
-          field.type,
-          (value as Record<string, unknown>)[field.name],
-          `${path}.${field.name}`,
-          depth + 1,
-        )
+        spelledPlainly(types, field.type, (value as Record<string, unknown>)[field.name], {
+          path: `${path}.${field.name}`,
+          depth: depth + 1,
+        })
     return
   }
   if (/^u?int\d*$/.test(type) && typeof value === 'string' && !PLAIN_INTEGER.test(value))
