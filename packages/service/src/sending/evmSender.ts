@@ -92,9 +92,9 @@ async function broadcast(ctx: SendContext, row: SendTransactionRow): Promise<voi
     await rpc('eth_sendRawTransaction', [row.signedTransaction])
   } catch (error) {
     if (!(error instanceof RpcRefusedError)) throw error
-    if (ALREADY_KNOWN.test(error.message)) {
+    if (ALREADY_KNOWN.test(error.nodeText)) {
       // accepted before (a broadcast whose answer was lost): track it
-    } else if (NONCE_TOO_LOW.test(error.message)) {
+    } else if (NONCE_TOO_LOW.test(error.nodeText)) {
       // Either this very transaction is already mined (broadcast before a crash) or another one
       // took the nonce: the receipt tells.
       if (await settle(ctx, row)) return
@@ -129,7 +129,7 @@ async function broadcast(ctx: SendContext, row: SendTransactionRow): Promise<voi
         'refused',
       )
       return
-    } else if (UNDERPRICED.test(error.message) && row.replacements < options.maxReplacements) {
+    } else if (UNDERPRICED.test(error.nodeText) && row.replacements < options.maxReplacements) {
       await replace(ctx, row)
       return
     } else if (row.fills !== undefined) {
@@ -142,7 +142,7 @@ async function broadcast(ctx: SendContext, row: SendTransactionRow): Promise<voi
       row.sponsored &&
       row.fills === undefined &&
       authorizationOf(row) !== undefined &&
-      (await heldByTheUser(ctx, row, error.message))
+      (await heldByTheUser(ctx, row, error.nodeText))
     ) {
       // A sponsored replacement carrying the user's authorization, refused for what the user may
       // keep up for good: made again without the authorization.

@@ -177,7 +177,7 @@ export async function operatorFeeBound(
   } catch (error) {
     // Only a revert says the function is not there; a node's other refusal (rate limits, a
     // method it does not serve) is its failure, not an operator fee of 0.
-    if (!(error instanceof RpcRefusedError) || !/revert/i.test(error.message)) throw error
+    if (!(error instanceof RpcRefusedError) || !/revert/i.test(error.nodeText)) throw error
     absent.set(caip2, runtime.now() + OPERATOR_FEE_RECHECK_MS)
     return 0n
   }

@@ -64,3 +64,72 @@ describe("a node's text quoting a part of its URL", () => {
     expect(nodeText(bare, 'see https://a.example/x?k=1')).toBe('see <url>')
   })
 })
+
+/** What `sendRpc` at `url` throws when the node refuses every call with `message`. */
+async function refusalThrough(url: string, message: string): Promise<RpcRefusedError> {
+  const fetchFn: typeof fetch = async (_input, init) => {
+    const { id } = JSON.parse(String(init?.body)) as { id: number }
+    return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32005, message } }))
+  }
+  const error = await sendRpc(
+    url,
+    fetchFn,
+    2_000,
+  )('eth_getTransactionCount', ['0x0', 'pending']).catch((e: unknown) => e)
+  expect(error).toBeInstanceOf(RpcRefusedError)
+  return error as RpcRefusedError
+}
+
+describe('a key quoted by the node in the form it has in the URL or on the wire', () => {
+  it("a query value with a '+' (a base64 key), echoed as written", async () => {
+    const key = 'Zm9v+YmFy/cXV4eHl6'
+    const refused = await refusalThrough(
+      `https://gw.example/rpc?apikey=${key}`,
+      `quota exceeded for api key ${key}`,
+    )
+    expect(refused.message).toBe('quota exceeded for api key <redacted>')
+    // ... and as the query's decoding reads it (a space), and as URL-encoded.
+    for (const form of ['Zm9v YmFy/cXV4eHl6', 'Zm9v%2BYmFy%2FcXV4eHl6'])
+      expect(redactNodeMessage(`key ${form}`, urlSecrets(`https://gw.example/rpc?apikey=${key}`))).toBe(
+        'key <redacted>',
+      )
+  })
+
+  it('the Basic authorization the service sends for user:password, echoed by a proxy', async () => {
+    const basic = Buffer.from('latchkey:s3cret-Pa55').toString('base64')
+    const refused = await refusalThrough(
+      'https://latchkey:s3cret-Pa55@gw.example/rpc',
+      `invalid credentials (Authorization: Basic ${basic})`,
+    )
+    expect(refused.message).toBe('invalid credentials (Authorization: Basic <redacted>)')
+  })
+
+  it('a key written as the query itself (a name without a value), or as a name, echoed', async () => {
+    const key = 'a1b2c3d4e5f6a7b8c9d0'
+    expect((await refusalThrough(`https://gw.example/rpc?${key}`, `unknown project ${key}`)).message).toBe(
+      'unknown project <redacted>',
+    )
+    expect(
+      (await refusalThrough(`https://gw.example/rpc?x=1&${key}=1`, `unknown project ${key}`)).message,
+    ).toBe('unknown project <redacted>')
+  })
+})
+
+describe("a refusal keeps the node's own words apart from what is shown", () => {
+  it('nodeText is the raw text, and is never serialised, listed or in the message', async () => {
+    const refused = await refusalThrough(
+      'https://gw.example/v2/k3yInPath-0f9e8d7c6b?tag=already',
+      'already known',
+    )
+    expect(refused.message).toBe('<redacted> known')
+    expect(refused.nodeText).toBe('already known')
+    expect(Object.keys(refused)).not.toContain('nodeText')
+    expect(JSON.stringify(refused)).not.toContain('already')
+    expect(String(refused)).not.toContain('already')
+    expect({ ...refused }).not.toHaveProperty('nodeText')
+  })
+
+  it('a refusal made without the node text (a test of its own) reads its message', () => {
+    expect(new RpcRefusedError('nonce too low').nodeText).toBe('nonce too low')
+  })
+})

@@ -4,14 +4,23 @@ export class RpcUnreachableError extends ServiceError {
   override name = 'RpcUnreachableError'
 }
 
-/** The node answered with a JSON-RPC error. */
+/**
+ * The node answered with a JSON-RPC error. `message` is its text as it may be shown (`redact`ed:
+ * what callers, stored rows and logs see); `nodeText` is the node's own words, what a sender
+ * classifies the refusal by ("already known", "nonce too low"), which the redaction may have
+ * rewritten (a URL part that is one of those words). `nodeText` is not enumerable, so that no
+ * serialisation, spread or log of the error carries it: read it, never pass it on.
+ */
 export class RpcRefusedError extends ServiceError {
   override name = 'RpcRefusedError'
+  declare readonly nodeText: string
   constructor(
     message: string,
     readonly data?: string,
+    nodeText: string = message,
   ) {
     super(message)
+    Object.defineProperty(this, 'nodeText', { value: nodeText, enumerable: false })
   }
 }
 
@@ -32,10 +41,12 @@ const MIN_SECRET = 6
 /**
  * The parts of a node's URL that may be a credential, as a node or gateway might quote them
  * without the URL around them ("quota exceeded for key KEY (POST /v2/KEY)"): the user name and
- * password, each path segment and query value, and the whole path, each as written and decoded;
- * those shorter than 6 characters are left out (no key is that short, and hiding "v2" or "rpc"
- * wherever a node's message says it would garble the words the senders read). Nothing for a URL
- * that does not parse.
+ * password, the Basic authorization `sendRpc` sends for them (`basicCredentials`), each path
+ * segment, each query name and value (the query split on `&` and `=` as written: a key may be a
+ * bare `?KEY`, and `+` stays a `+`), and the whole path, each as written, decoded (a query's `+`
+ * also as the space a form decoding reads) and encoded again; those shorter than 6 characters are
+ * left out (no key is that short, and hiding "v2" or "rpc" wherever a node's message says it would
+ * garble the words shown). Nothing for a URL that does not parse.
  */
 export function urlSecrets(url: string): string[] {
   let target: URL
@@ -44,21 +55,42 @@ export function urlSecrets(url: string): string[] {
   } catch {
     return []
   }
-  const decoded = (text: string) => {
-    try {
-      return decodeURIComponent(text)
-    } catch {
-      return text
-    }
-  }
   const parts = [target.username, target.password, target.pathname.replace(/\/+$/, '')]
   parts.push(...target.pathname.split('/'))
-  for (const [, value] of target.searchParams) parts.push(value)
+  for (const pair of target.search.replace(/^\?/, '').split('&')) {
+    const equals = pair.indexOf('=')
+    // Each name and value, a value with an `=` in it (base64 padding) also whole.
+    const pieces = [...pair.split('='), ...(equals < 0 ? [] : [pair.slice(equals + 1)])]
+    for (const piece of pieces) parts.push(piece, decoded(piece.replaceAll('+', ' ')))
+  }
+  const basic = basicCredentials(target)
   const secrets = new Set<string>()
   for (const part of parts)
     for (const form of [part, decoded(part), encodeURIComponent(decoded(part))])
       if (form.length >= MIN_SECRET) secrets.add(form)
+  // As the header carries it, and without its padding (a proxy's log may drop it).
+  if (basic)
+    for (const form of [basic, basic.replace(/=+$/, '')]) if (form.length >= MIN_SECRET) secrets.add(form)
   return [...secrets]
+}
+
+/**
+ * The credentials of a URL with a user name or password as HTTP Basic authorization sends them:
+ * base64 of `user:password` (decoded, UTF-8); undefined for a URL without them.
+ */
+function basicCredentials(target: URL): string | undefined {
+  if (!target.username && !target.password) return undefined
+  const credentials = `${decoded(target.username)}:${decoded(target.password)}`
+  return btoa(String.fromCharCode(...new TextEncoder().encode(credentials)))
+}
+
+/** `text` percent-decoded; as it is where it is not well-formed. */
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return text
+  }
 }
 
 /** What a secret part of the node's URL is replaced with in the node's text. */
@@ -123,9 +155,9 @@ function unreachable(method: string, error: unknown): RpcUnreachableError {
 export function sendRpc(url: string, fetch: typeof globalThis.fetch, timeoutMs: number): SendRpc {
   const target = new URL(url)
   const headers: Record<string, string> = { 'content-type': 'application/json' }
-  if (target.username || target.password) {
-    const credentials = `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`
-    headers.authorization = `Basic ${btoa(String.fromCharCode(...new TextEncoder().encode(credentials)))}`
+  const basic = basicCredentials(target)
+  if (basic) {
+    headers.authorization = `Basic ${basic}`
     target.username = ''
     target.password = ''
   }
@@ -158,13 +190,16 @@ export function sendRpc(url: string, fetch: typeof globalThis.fetch, timeoutMs: 
       throw new RpcUnreachableError(
         `${method}: the node answered HTTP ${response.status} without a JSON-RPC body`,
       )
-    if (body.error)
+    if (body.error) {
+      const text = String(body.error.message ?? 'JSON-RPC error')
       throw new RpcRefusedError(
-        redact(String(body.error.message ?? 'JSON-RPC error')),
+        redact(text),
         typeof body.error.data === 'string' && /^0x[0-9a-fA-F]*$/.test(body.error.data)
           ? body.error.data
           : undefined,
+        text,
       )
+    }
     if (!('result' in body))
       throw new RpcUnreachableError(
         `${method}: the node answered HTTP ${response.status} without a JSON-RPC result`,

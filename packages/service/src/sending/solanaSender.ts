@@ -49,14 +49,14 @@ async function broadcastSolana(ctx: SendContext, row: SendTransactionRow): Promi
     if (!(error instanceof RpcRefusedError)) throw error
     // Processed before a crash, or refused because of itself: its status tells which.
     if (await settleSolana(ctx, row)) return
-    if (!ALREADY_PROCESSED.test(error.message)) {
+    if (!ALREADY_PROCESSED.test(error.nodeText)) {
       // Expired, it can never land, and what it reserved is given back. Refused for any other
       // reason, it keeps it: its signer may hold the whole signed transaction (the message it gave
       // and the fee payer's signature, which the status answers as the transaction's signature)
       // and broadcast it once it would pass, while its blockhash lasts.
       // A durable-nonce transaction has no blockhash to expire: refused as expired, its nonce
       // account may hold its nonce later.
-      const expired = BLOCKHASH_NOT_FOUND.test(error.message) && !usesDurableNonce(row)
+      const expired = BLOCKHASH_NOT_FOUND.test(error.nodeText) && !usesDurableNonce(row)
       // A blockhash this node does not know may be one it has not seen yet (newer than its tip,
       // taken from a faster node): valid elsewhere, the signer could broadcast it there after a
       // release. It is sent again until no blockhash of when it was made can still be valid.

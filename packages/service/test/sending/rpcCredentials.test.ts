@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ServiceLogger } from '../../src/kernel/base/ServiceLogger.ts'
 import { logSink } from '../../src/observability/logger.ts'
+import { sponsorAddress } from '../../src/sending/sponsors.ts'
 import {
   createHarness,
   ETHEREUM_ACCOUNT,
@@ -14,7 +15,15 @@ import {
   type Harness,
   resultOf,
 } from '../../src/testing/harness.ts'
-import { type Chain, endUser, erc20Call, sponsoredService, startChain, waitForSend } from './sendSupport.ts'
+import {
+  type Chain,
+  endUser,
+  erc20Call,
+  receiptOf,
+  sponsoredService,
+  startChain,
+  waitForSend,
+} from './sendSupport.ts'
 
 const CAIP2 = 'eip155:31337'
 const PASSWORD = 's3cret-Pa55'
@@ -241,4 +250,58 @@ describe("a node's refusal quoting the provider's key in the URL's path", () => 
     for (const text of [...seen, ...lines]) expect(text).not.toContain(KEY)
     await h.service.close()
   }, 60_000)
+})
+
+// The redaction of the URL's parts is for what is shown: a URL whose query value (6+ characters)
+// is a word of "already known" shows the node's "already known" as "<redacted> known", and the
+// sender classifies on the node's own words, so the send it has is tracked, not failed.
+describe('a URL part that is a word of a refusal', () => {
+  let chain: Chain
+  beforeAll(async () => {
+    chain = await startChain()
+  }, 60_000)
+  afterAll(async () => {
+    await chain?.node.close()
+  })
+
+  /**
+   * A gateway in front of anvil that hands every raw transaction to anvil (which mines it) and
+   * answers as a node that already had it: "already known" (a load-balanced provider whose other
+   * backend got it first; geth's words for a transaction in its pool).
+   */
+  const hashes: string[] = []
+  const gateway: typeof fetch = async (_input, init) => {
+    const body = JSON.parse(String(init?.body)) as { id: number; method: string }
+    const forwarded = await fetch(`${chain.url}/`, init)
+    if (body.method !== 'eth_sendRawTransaction') return forwarded
+    const answer = (await forwarded.json()) as { result?: string }
+    if (answer.result) hashes.push(answer.result)
+    return new Response(
+      JSON.stringify({ jsonrpc: '2.0', id: body.id, error: { code: -32000, message: 'already known' } }),
+    )
+  }
+
+  async function sendThrough(url: string) {
+    hashes.length = 0
+    const h = await sponsoredService({ ...chain, url }, {}, {}, { fetch: gateway })
+    const user = await endUser(h)
+    const sent = await user.send({ sponsor: true, calls: [erc20Call('mint', user.from, 1n)] })
+    expect(sent.status).toBe(200)
+    const id = resultOf('eth_send_transaction', sent).sendTransactionStatusId as string
+    const status = await waitForSend(h, id, { organizationId: user.organizationId, as: user.as as never })
+    const receipt = (await receiptOf(chain, hashes[0]!)) as { status: string }
+    const sponsor = sponsorAddress(h.service.runtime)!.toLowerCase()
+    const counter = (await h.service.store.all('nonces')).find((row) => row.id === `${CAIP2}|${sponsor}`) as
+      | { next: string }
+      | undefined
+    await h.service.close()
+    return { status, receipt, sponsorNext: counter?.next }
+  }
+
+  for (const url of ['/v2/k3yInPath-0f9e8d7c6b', '/v2/k3yInPath-0f9e8d7c6b?tag=already'])
+    it(`URL ${url}: the "already known" send mined on chain is tracked and INCLUDED, its nonce kept`, async () => {
+      const { status, receipt, sponsorNext } = await sendThrough(`${chain.url}${url}`)
+      expect(receipt.status).toBe('0x1')
+      expect({ txStatus: status.txStatus, sponsorNext }).toEqual({ txStatus: 'INCLUDED', sponsorNext: '1' })
+    }, 60_000)
 })
