@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ConfigError } from './ConfigError.ts'
 import { inspectConfig, loadConfig, MAX_CONFIG_BYTES } from './loadConfig.ts'
-import { printConfig } from './printConfig.ts'
+import { printConfig, redactUrlCredentials } from './printConfig.ts'
 import { productionRefusals } from './productionRefusals.ts'
 import { emailSection } from './sections/email.ts'
 import { limitsOptions } from './sections/limits.ts'
@@ -547,5 +547,105 @@ describe('config check and start list every problem', () => {
     expect(problemsOf({ flags: { 'master_key.key_file': join(dir, 'missing.key') } })).toEqual([
       `--master-key-file: cannot read ${join(dir, 'missing.key')}: ENOENT`,
     ])
+  })
+})
+
+describe('a URL spelled without // after its scheme, which WHATWG URL reads as one', () => {
+  const oauth = (tokenEndpoint: string) => `[proxy]
+allowed_origins = ["https://app.example"]
+enabled_methods = ["google"]
+
+[oauth.google]
+client_id = "cid"
+client_secret = "google-secret"
+redirect_uris = ["https://app.example/cb"]
+token_endpoint = ${JSON.stringify(tokenEndpoint)}
+`
+  for (const [i, url] of [
+    'https:oauth:tokpw-9@oauth.example/token?q=tokq-9#tokf-9',
+    'https:\\\\oauth:tokpw-9@oauth.example/token?q=tokq-9#tokf-9',
+    'https:/oauth:tokpw-9@oauth.example/token?q=tokq-9#tokf-9',
+  ].entries())
+    it(`${JSON.stringify(url)}: used with its password, printed rebuilt without it`, () => {
+      const file = write(`noslash-${i}.toml`, oauth(url))
+      const { config } = loadConfig({ file, env: { LATCHKEY_MASTER_KEY: MASTER_KEY } })
+      const used = (config as unknown as { oauth: { google: { token_endpoint: string } } }).oauth.google
+        .token_endpoint
+      expect(new URL(used).password).toBe('tokpw-9')
+      for (const format of ['toml', 'json'] as const)
+        for (const secret of ['tokpw-9', 'tokq-9', 'tokf-9', 'oauth:'])
+          expect(printConfig(config, format), format).not.toContain(secret)
+      expect(JSON.parse(printConfig(config, 'json')).oauth.google.token_endpoint).toBe(
+        'https://<redacted>@oauth.example/token?<redacted>#<redacted>',
+      )
+    })
+})
+
+describe('redactUrlCredentials: any value that starts with a scheme and parses', () => {
+  it('is rebuilt from what the parser read; a value with nothing to hide is kept as written', () => {
+    for (const [text, shown] of [
+      [' ht\ttps:u:pw-1@h.example/x', 'https://<redacted>@h.example/x'],
+      ['https:/u:pw-1@h.example', 'https://<redacted>@h.example/'],
+      ['file:///etc/x?t=tok-1', 'file:///etc/x?<redacted>'],
+      ['mailto:ops@example.com?subject=tok-1', 'mailto:ops@example.com?<redacted>'],
+      ['redis://:pw-1@cache:6379', 'redis://<redacted>@cache:6379'],
+      ['https://u:pw-1@bad host/x', 'https://<redacted>'],
+      ['https:app.example/cb', 'https:app.example/cb'],
+      ['Example <no-reply@example.com>', 'Example <no-reply@example.com>'],
+    ])
+      expect(redactUrlCredentials(text as string), text).toBe(shown)
+  })
+})
+
+describe('a refused configuration quoting the value it refuses', () => {
+  it("an [rpc] node given as the provider's wss:// URL: the refusal shows it as redactUrl does", () => {
+    const key = 'alchemyKey-0f9e8d7c6b5a'
+    const file = write('wss.toml', `[rpc]\n"eip155:1" = "wss://eth-mainnet.g.alchemy.com/v2/${key}"\n`)
+    const problems = problemsOf({ file, env: { LATCHKEY_MASTER_KEY: MASTER_KEY } })
+    const problem = problems.find((line) => line.includes('rpc.'))
+    expect(problem).toMatch(
+      /must be an http\(s\) URL.*, got "wss:\/\/eth-mainnet\.g\.alchemy\.com\/<redacted>"$/,
+    )
+    for (const line of problems) expect(line).not.toContain(key)
+  })
+
+  it('sms.url with a password and a token, refused (not http(s)): shown without them', () => {
+    const file = write(
+      'ftp.toml',
+      `[proxy]
+allowed_origins = ["https://app.example"]
+enabled_methods = ["sms"]
+
+[sms]
+provider = "webhook"
+url = "ftp://relay:smspw-9@sms.example/send?token=smsq-9"
+secret = "sms-secret-long-enough-1"
+max_per_hour = 10
+`,
+    )
+    const problems = problemsOf({ file, env: { LATCHKEY_MASTER_KEY: MASTER_KEY } })
+    expect(problems.find((line) => line.includes('sms.url'))).toMatch(
+      /, got "ftp:\/\/<redacted>@sms\.example\/send\?<redacted>"$/,
+    )
+    for (const line of problems)
+      for (const secret of ['smspw-9', 'smsq-9']) expect(line).not.toContain(secret)
+  })
+
+  it('a long URL is redacted before it is cut: no part of its credentials is left', () => {
+    const file = write(
+      'longsms.toml',
+      `[proxy]
+allowed_origins = ["https://app.example"]
+enabled_methods = ["sms"]
+
+[sms]
+provider = "webhook"
+url = "ftp://relay:smspw-9@sms.example/${'p'.repeat(90)}?token=smsq-9"
+secret = "sms-secret-long-enough-1"
+max_per_hour = 10
+`,
+    )
+    for (const line of problemsOf({ file, env: { LATCHKEY_MASTER_KEY: MASTER_KEY } }))
+      for (const secret of ['smspw', 'relay:']) expect(line).not.toContain(secret)
   })
 })

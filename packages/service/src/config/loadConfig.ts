@@ -14,6 +14,7 @@ import {
   schemaAt,
   unwrap,
 } from './configSchema.ts'
+import { redactUrl, redactUrlCredentials } from './printConfig.ts'
 
 /** Largest configuration file read: a real one is a few KB; anything bigger is a mistake. */
 export const MAX_CONFIG_BYTES = 1024 * 1024
@@ -414,9 +415,13 @@ function describeIssue(
   if (issue.code === 'invalid_key') return [`${where}: ${issue.issues[0]?.message ?? issue.message}`]
   const secret = key?.secret === true
   const input = (issue as { input?: unknown }).input
+  // A value shown as `config print` shows it (an [rpc] node's key in its path, another URL's
+  // credentials, query and fragment redacted), before it is cut: a cut URL no longer parses.
+  const shown =
+    typeof input !== 'string' ? input : path[0] === 'rpc' ? redactUrl(input) : redactUrlCredentials(input)
   const got =
-    !secret && (typeof input === 'string' || typeof input === 'number' || typeof input === 'boolean')
-      ? `, got ${truncate(JSON.stringify(input))}`
+    !secret && (typeof shown === 'string' || typeof shown === 'number' || typeof shown === 'boolean')
+      ? `, got ${truncate(JSON.stringify(shown))}`
       : ''
   return [`${where}: ${issue.message}${got}`]
 }

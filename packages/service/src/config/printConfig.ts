@@ -45,12 +45,16 @@ function redactUrlsIn(value: unknown): unknown {
 }
 
 /**
- * A value as it may be shown when it is a URL with an authority (`scheme://…`): its user name and
- * password, its query (where a token is often passed: `https://relay/send?token=…`) and its
- * fragment, each replaced by `<redacted>`; scheme, host, port and path kept. Any other value as it is.
+ * A value as it may be shown when it is a URL (it starts with a scheme and `new URL` reads it, as
+ * whatever uses it would: `https:user:pw@host/…` and `https:\\user:pw@host/…` carry credentials
+ * as `https://user:pw@host/…` does): rebuilt from what the parser read, its user name and password,
+ * its query (where a token is often passed: `https://relay/send?token=…`) and its fragment each
+ * replaced by `<redacted>`; scheme, host, port and path kept. A value shaped like a URL that does
+ * not parse, with an `@` or `?` in it, as its scheme and `<redacted>`. Any other value as it is.
  */
 export function redactUrlCredentials(text: string): string {
-  const scheme = /^([a-z][a-z0-9+.-]*:)\/\//i.exec(text)
+  // What the URL parser ignores: tabs and newlines anywhere, controls and spaces before.
+  const scheme = /^([a-z][a-z0-9+.-]*:)/i.exec(text.replace(/[\t\n\r]/g, '').replace(/^[\0-\x20]+/, ''))
   if (!scheme) return text
   let url: URL
   try {
@@ -61,9 +65,11 @@ export function redactUrlCredentials(text: string): string {
   }
   if (!url.username && !url.password && !url.search && !url.hash) return text
   const credentials = url.username || url.password ? `${REDACTED}@` : ''
+  // `scheme://host` where the parser read an authority (`file:///x` too), else `scheme:path`.
+  const authority = url.href.startsWith(`${url.protocol}//`) ? `//${credentials}${url.host}` : ''
   const query = url.search ? `?${REDACTED}` : ''
   const fragment = url.hash ? `#${REDACTED}` : ''
-  return `${url.protocol}//${credentials}${url.host}${url.pathname}${query}${fragment}`
+  return `${url.protocol}${authority}${url.pathname}${query}${fragment}`
 }
 
 /**
