@@ -50,16 +50,16 @@ const SPONSOR_MAY_PASS =
   /insufficient funds|fee cap|exceeds the configured cap|underpriced|fee too low|replacement transaction|base fee/i
 
 /**
- * Whether the node's refusal (`message`) of a version carrying `row`'s authorization is one its
- * user keeps up (`HELD_BY_THE_USER`): its words, or, in words neither those nor the sponsor's
- * (`SPONSOR_MAY_PASS`), the account keeps a transaction of its own pending (its pending count past
- * its mined one), which is what every node's rule of this kind is about. Two node calls, only for
- * a refusal in words of neither kind; a node that does not answer them leaves the replacement to be
- * tried again as it is.
+ * Whether the node's refusal of a version carrying `row`'s authorization (`nodeText`: the node's
+ * own words, not the redacted message) is one its user keeps up (`HELD_BY_THE_USER`): its words,
+ * or, in words neither those nor the sponsor's (`SPONSOR_MAY_PASS`), the account keeps a
+ * transaction of its own pending (its pending count past its mined one), which is what every
+ * node's rule of this kind is about. Two node calls, only for a refusal in words of neither kind;
+ * a node that does not answer them leaves the replacement to be tried again as it is.
  */
-async function heldByTheUser(ctx: SendContext, row: SendTransactionRow, message: string): Promise<boolean> {
-  if (HELD_BY_THE_USER.test(message)) return true
-  if (SPONSOR_MAY_PASS.test(message)) return false
+async function heldByTheUser(ctx: SendContext, row: SendTransactionRow, nodeText: string): Promise<boolean> {
+  if (HELD_BY_THE_USER.test(nodeText)) return true
+  if (SPONSOR_MAY_PASS.test(nodeText)) return false
   try {
     // Its mined count afresh, not the pass's (a stale one would read a pending transaction).
     const [pending, mined] = await Promise.all([
