@@ -99,14 +99,18 @@ function typedData(payload: string): TypedDataArg {
         'payloads',
       )
   spelledPlainly(types, String(typed.primaryType), typed.message, { path: 'message', depth: 0 })
-  if (types.EIP712Domain) spelledPlainly(types, 'EIP712Domain', typed.domain, { path: 'domain', depth: 0 })
-  else
-    spelledPlainly({}, 'uint256', (typed.domain as Record<string, unknown> | null)?.chainId, {
-      path: 'domain.chainId',
-      depth: 0,
-    })
+  // Without `types.EIP712Domain` the signer types the domain itself (micro-eth-signer's
+  // getDomainType): its integer and bytes fields are checked as it reads them.
+  const domainTypes = types.EIP712Domain ? types : { EIP712Domain: DERIVED_DOMAIN_FIELDS }
+  spelledPlainly(domainTypes, 'EIP712Domain', typed.domain, { path: 'domain', depth: 0 })
   return typed as unknown as TypedDataArg
 }
+
+/** The domain's fields whose spelling matters, as the signer types a domain no type declares. */
+const DERIVED_DOMAIN_FIELDS = [
+  { name: 'chainId', type: 'uint256' },
+  { name: 'salt', type: 'bytes32' },
+]
 
 /** EIP-712's atomic types: what a struct may not be named. */
 const ATOMIC_TYPE = /^(bool|address|string|bytes\d*|u?int\d*)$/
