@@ -3,10 +3,10 @@
 // a Safe transaction's calldata selector was skipped by spelling the same bytes in upper case or
 // without 0x, and the signature was the canonical SafeTx's. The policy now reads them lower-case,
 // and bytes without 0x are a 400.
-import { recoverAddressTyped, serializeSignature } from 'micro-eth-signer'
 import { describe, expect, it } from 'vitest'
 import { ETHEREUM_ACCOUNT } from '../../src/testing/harness.ts'
 import { delegated } from './delegated.ts'
+import { signedFor, signTyped } from './typedData.ts'
 
 const SAFE = '0x2222222222222222222222222222222222222222'
 const TOKEN = '0x3333333333333333333333333333333333333333'
@@ -60,27 +60,11 @@ describe('EIP-712 bytes spelled in another case', () => {
         condition:
           "activity.kind == 'sign_raw_payload' && eth.eip_712.primary_type == 'SafeTx' && eth.eip_712.message.data[0..10] == '0xa9059cbb'",
       })
-      const sign = (typed: unknown) =>
-        t.h.submit(
-          'sign_raw_payload',
-          {
-            signWith,
-            payload: JSON.stringify(typed),
-            encoding: 'PAYLOAD_ENCODING_EIP712',
-            hashFunction: 'HASH_FUNCTION_NOT_APPLICABLE',
-          },
-          t.asBackend,
-        )
+      const sign = (typed: unknown) => signTyped(t, signWith, typed)
       expect((await sign(safeTx(TRANSFER))).body.details?.outcome).toBe('OUTCOME_DENY_EXPLICIT')
       t.h.clock.advance(1)
       const attack = await sign(safeTx(spelled))
-      let validForCanonical = false
-      if (attack.status === 200) {
-        const { r, s, v } = attack.body.activity.result.signRawPayloadResult
-        const signature = serializeSignature({ r: BigInt(`0x${r}`), s: BigInt(`0x${s}`), yParity: Number(v) })
-        validForCanonical =
-          recoverAddressTyped(signature, safeTx(TRANSFER) as never).toLowerCase() === signWith.toLowerCase()
-      }
+      const validForCanonical = signedFor(attack, safeTx(TRANSFER), signWith)
       expect({ status: attack.status, validForCanonical }).toMatchObject({ validForCanonical: false })
       await t.h.service.close()
     })
