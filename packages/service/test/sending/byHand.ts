@@ -128,6 +128,26 @@ export function receiptsLagging(lagging: () => boolean, next: typeof fetch = fet
   }
 }
 
+/**
+ * A node that refuses one broadcast with `message`: the raw transaction `refuse` names, the next
+ * time it is sent (then forgotten); every other call goes to `next`.
+ */
+export function refusingOnce(message: string, next: typeof fetch = fetch) {
+  let raw: string | undefined
+  const fetchFn: typeof fetch = async (input, init) => {
+    const body = JSON.parse(String(init?.body)) as { id?: number; method: string; params: string[] }
+    if (body.method === 'eth_sendRawTransaction' && raw !== undefined && body.params[0] === raw) {
+      raw = undefined
+      return nodeRefusal(body.id, message)
+    }
+    return next(input, init)
+  }
+  const refuse = (signed: string | undefined) => {
+    raw = signed
+  }
+  return { fetch: fetchFn, refuse }
+}
+
 /** A transfer of 1 wei to DEAD at `nonce` on the chain, signed with `key` at the fees given. */
 export const signedTransfer = (key: Uint8Array | string, nonce: bigint, maxFeePerGas: bigint, tip: bigint) =>
   Transaction.prepare({

@@ -17,9 +17,9 @@ import {
   byHandService,
   chainForFile,
   holdingBroadcasts,
-  nodeRefusal,
   paidFor,
   receiptsLagging,
+  refusingOnce,
   transferUnderLimit,
 } from './byHand.ts'
 import { receiptOf } from './sendSupport.ts'
@@ -271,19 +271,8 @@ describe('a write under a lease that ran out', { timeout: 120_000 }, () => {
     // reaches the node, replaces v1 in its pool and is mined: the send once tracked only v1, and
     // ended FAILED "no version of this send was mined" ten minutes later; an app retrying it paid
     // twice.
-    let refuseOnce: string | undefined
-    const refusing: typeof fetch = async (input, init) => {
-      const body = JSON.parse(String(init?.body)) as { id?: number; method: string; params: string[] }
-      if (
-        body.method === 'eth_sendRawTransaction' &&
-        refuseOnce !== undefined &&
-        body.params[0] === refuseOnce
-      ) {
-        refuseOnce = undefined
-        return nodeRefusal(body.id, 'insufficient funds for gas * price + value')
-      }
-      return fetch(input, init)
-    }
+    const refusal = refusingOnce('insufficient funds for gas * price + value')
+    const refusing = refusal.fetch
     const node = holdingBroadcasts(refusing)
     const h = await byHandService(chain, node.fetch)
     const a = startSendWorker(h.service.runtime, { loop: false })
@@ -306,7 +295,7 @@ describe('a write under a lease that ran out', { timeout: 120_000 }, () => {
         during: async () => {
           // A's v2 on its way to the node (a paused process, a slow network), past A's lease.
           h.clock.advance(PAST_THE_LEASE_MS)
-          refuseOnce = v2row.signedTransaction
+          refusal.refuse(v2row.signedTransaction)
           await b.pass() // B claims it; v2 refused: back to v1
           const back = await row()
           expect(back.txHash, 'B went back to v1').toBe(v1)

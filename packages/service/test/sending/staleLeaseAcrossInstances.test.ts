@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
 import { deploymentOn } from '../support/twoInstances.ts'
-import { CAIP2, holdingBroadcasts, nodeRefusal, paidFor, transferUnderLimit } from './byHand.ts'
+import { CAIP2, holdingBroadcasts, paidFor, refusingOnce, transferUnderLimit } from './byHand.ts'
 import { type Chain, receiptOf, startChain } from './sendSupport.ts'
 
 let chain: Chain
@@ -128,19 +128,8 @@ describe('a write under a lease that ran out, two instances on PostgreSQL', { ti
     }
   })
   it("A's late v2, which B got refused and went back from, is mined: the send ends INCLUDED", async () => {
-    let refuseOnce: string | undefined
-    const refusing: typeof fetch = async (input, init) => {
-      const body = JSON.parse(String(init?.body)) as { id?: number; method: string; params: string[] }
-      if (
-        body.method === 'eth_sendRawTransaction' &&
-        refuseOnce !== undefined &&
-        body.params[0] === refuseOnce
-      ) {
-        refuseOnce = undefined
-        return nodeRefusal(body.id, 'insufficient funds for gas * price + value')
-      }
-      return fetch(input, init)
-    }
+    const refusal = refusingOnce('insufficient funds for gas * price + value')
+    const refusing = refusal.fetch
     const node = holdingBroadcasts(refusing)
     const { a, b, workerA, workerB, close } = await instances('lease_dropped_version', node.fetch, refusing)
     await chain.rpc('evm_setAutomine', [false])
@@ -160,7 +149,7 @@ describe('a write under a lease that ran out, two instances on PostgreSQL', { ti
         when: 'before',
         during: async () => {
           a.clock.advance(31_000) // past A's lease
-          refuseOnce = v2row.signedTransaction
+          refusal.refuse(v2row.signedTransaction)
           await workerB.pass() // B: v2 refused, back to v1
           const back = await row()
           expect(back.txHash).toBe(v1)
