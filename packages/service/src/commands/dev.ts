@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { addr } from 'micro-eth-signer'
 import { createService, WrongMasterKeyError } from '../assembly/createService.ts'
+import { redactUrlCredentials } from '../config/printConfig.ts'
 import { devFaucetPlugin, formatEth, fundAccount } from '../dev/devFaucet.ts'
 import { type EvmNode, startEvmNode } from '../dev/startEvmNode.ts'
 import { LAMPORTS_PER_SOL, type SolanaNode, startSolanaNode } from '../dev/startSolanaNode.ts'
@@ -247,7 +248,7 @@ export async function run(argv: string[]): Promise<void> {
         '',
         `  dev API key             ${info.apiPublicKey}`,
         `  dev API private key     ${info.apiPrivateKey}   (dev credentials: never use them for real funds)`,
-        `  data                    ${options.databaseUrl ? `PostgreSQL ${redact(options.databaseUrl)}` : options.dataDir ? `${options.dataDir} (SQLite)` : 'in memory: ids change on restart (use --data-dir to keep them)'}`,
+        `  data                    ${options.databaseUrl ? `PostgreSQL ${shownDatabaseUrl(options.databaseUrl)}` : options.dataDir ? `${options.dataDir} (SQLite)` : 'in memory: ids change on restart (use --data-dir to keep them)'}`,
         '',
       ].join('\n'),
     )
@@ -343,13 +344,11 @@ async function topUp(evm: EvmNode, sponsor: string): Promise<bigint> {
   return balance >= target ? balance : fundAccount(evm.rpc, sponsor, target - balance)
 }
 
-/** A database URL without its password, for logs. */
-function redact(url: string): string {
-  try {
-    const parsed = new URL(url)
-    if (parsed.password) parsed.password = '***'
-    return parsed.toString()
-  } catch {
-    return 'postgres://…'
-  }
+/**
+ * A database URL as the banner shows it: its credentials, query (`?password=…` logs pg in too)
+ * and fragment redacted; a value that is not a URL not shown at all.
+ */
+function shownDatabaseUrl(url: string): string {
+  const shown = redactUrlCredentials(url)
+  return shown !== url || URL.canParse(url) ? shown : 'postgres://…'
 }

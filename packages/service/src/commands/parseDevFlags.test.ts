@@ -12,7 +12,8 @@ import {
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { type PostgresCluster, startPostgres } from '../../test/durability/postgres.ts'
 import { cliCommand } from '../../test/support/cliEntry.ts'
 import {
   detectEnvPrefixes,
@@ -21,6 +22,7 @@ import {
   parseCli,
   prepareDataDir,
   USAGE,
+  UsageError,
   writeEnvFile,
 } from './parseDevFlags.ts'
 
@@ -148,6 +150,32 @@ describe('parseCli', () => {
     [['dev', '--host', '::'], /binds a loopback address/],
   ])('explains %j', (argv, message) => {
     expect(() => parseCli(argv as string[])).toThrow(message)
+  })
+
+  it("--rpc refused: the URL shown as a refused [rpc] value is, the provider's key and password left out", () => {
+    const key = 'alchemyKey-0f9e8d7c6b5a'
+    for (const [value, shown] of [
+      [
+        `eip155:1=wss://eth-mainnet.g.alchemy.com/v2/${key}`,
+        'eip155:1=wss://eth-mainnet.g.alchemy.com/<redacted>',
+      ],
+      [`eip155:1=htps://relay:${key}@eth.example/rpc`, 'eip155:1=htps://<redacted>@eth.example/<redacted>'],
+      [`eip155:1=eth.example/rpc?key=${key}`, 'eip155:1=<redacted>'],
+      [`wss://eth-mainnet.g.alchemy.com/v2/${key}`, 'wss://eth-mainnet.g.alchemy.com/<redacted>'],
+      ['mainnet', 'mainnet'],
+    ]) {
+      const message = (() => {
+        try {
+          parseCli(['dev', '--rpc', value!])
+        } catch (error) {
+          expect(error).toBeInstanceOf(UsageError)
+          return (error as Error).message
+        }
+        throw new Error(`${value} was accepted`)
+      })()
+      expect(message, value).toBe(`--rpc must look like eip155:31337=http://127.0.0.1:8545, got ${shown}`)
+      expect(message).not.toContain(key)
+    }
   })
 })
 
@@ -508,4 +536,39 @@ describe('latchkey-service dev --env (the real CLI)', () => {
     expect(statSync(join(cwd, '.env.local')).mtimeMs).toBe(past.getTime())
     await stop(second.child)
   }, 180_000)
+})
+
+describe('latchkey-service dev --database-url (the real CLI)', () => {
+  let cluster: PostgresCluster
+  let child: ChildProcess | undefined
+  beforeAll(async () => {
+    cluster = await startPostgres()
+  }, 120_000)
+  afterAll(async () => {
+    child?.kill('SIGKILL')
+    await cluster?.dispose()
+  })
+
+  it('the banner shows the URL without a password given as its ?password= query (pg logs in with it)', async () => {
+    const password = 'pgPassw0rd-9f8e7d'
+    const url = `${cluster.url}?password=${password}`
+    child = spawn(process.execPath, [...cliCommand(), 'dev', '--port', '0', '--database-url', url], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LATCHKEY_MASTER_KEY: 'ab'.repeat(32), LATCHKEY_DATABASE_URL: undefined },
+    })
+    let stderr = ''
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk
+    })
+    const data = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: child!.stdout! }).on('line', (line) => {
+        if (/^\s+data\s/.test(line)) resolve(line)
+      })
+      child!.once('exit', (code) => reject(new Error(`dev exited with ${code}: ${stderr}`)))
+    })
+    const { host, pathname } = new URL(cluster.url)
+    expect(data).toContain(`PostgreSQL postgres://`)
+    expect(data).toContain(`${host}${pathname}?<redacted>`)
+    expect(data).not.toContain(password)
+  }, 120_000)
 })

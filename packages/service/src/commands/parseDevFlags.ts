@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { SIGN_IN_METHODS, type SignInMethod } from '@latchkey/protocol'
 import { parse as parseToml } from 'smol-toml'
+import { redactUrl } from '../config/printConfig.ts'
 import { RPC_TIMEOUT_MS } from '../config/sections/sending.ts'
 import { sponsorshipOptions, sponsorshipSection } from '../config/sections/sponsorship.ts'
 import { DEFAULT_FUND_ETH, type FundEntry, parseFundEntry } from '../dev/devFaucet.ts'
@@ -285,7 +286,17 @@ export function parseCli(
   const rpc: Record<string, string> = {}
   for (const entry of (values.rpc as string[] | undefined) ?? []) {
     const match = /^([-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32})=(https?:\/\/.+)$/.exec(entry)
-    if (!match) throw new UsageError(`--rpc must look like eip155:31337=http://127.0.0.1:8545, got ${entry}`)
+    if (!match) {
+      // The URL shown as a refused [rpc] value is (redactUrl): a provider's key may be in its path.
+      const equals = entry.indexOf('=')
+      const caip2 = equals < 0 ? '' : entry.slice(0, equals)
+      const shown = /^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/.test(caip2)
+        ? `${caip2}=${redactUrl(entry.slice(equals + 1))}`
+        : /[:/@?#]/.test(entry)
+          ? redactUrl(entry)
+          : entry
+      throw new UsageError(`--rpc must look like eip155:31337=http://127.0.0.1:8545, got ${shown}`)
+    }
     rpc[match[1]!] = match[2]!
   }
   const evmPortText = values['evm-port'] as string | undefined

@@ -648,4 +648,36 @@ max_per_hour = 10
     for (const line of problemsOf({ file, env: { LATCHKEY_MASTER_KEY: MASTER_KEY } }))
       for (const secret of ['smspw', 'relay:']) expect(line).not.toContain(secret)
   })
+
+  it('sms.url mistyped with a password in it (no scheme, //, <…>, quoted): named, not quoted', () => {
+    const password = 'smsPassw0rd-77'
+    for (const [i, url] of [
+      `relay:${password}@sms.example/send`,
+      `//relay:${password}@sms.example/send`,
+      `<https://relay:${password}@sms.example/send>`,
+      `'https://relay:${password}@sms.example/send'`,
+      `sms.example/send?token=${password}`,
+      `sms.example/send#${password}`,
+    ].entries()) {
+      const file = write(
+        `mistyped-${i}.toml`,
+        `[proxy]
+allowed_origins = ["https://app.example"]
+enabled_methods = ["sms"]
+
+[sms]
+provider = "webhook"
+url = ${JSON.stringify(url)}
+secret = "sms-secret-long-enough-1"
+max_per_hour = 10
+`,
+      )
+      const problems = problemsOf({ file, env: { LATCHKEY_MASTER_KEY: MASTER_KEY } })
+      expect(
+        problems.find((line) => line.includes('sms.url')),
+        url,
+      ).toMatch(/sms\.url: .* \(the value is not shown: it may hold a credential\)$/)
+      for (const line of problems) expect(line, url).not.toContain(password)
+    }
+  })
 })

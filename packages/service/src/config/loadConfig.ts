@@ -14,7 +14,7 @@ import {
   schemaAt,
   unwrap,
 } from './configSchema.ts'
-import { redactUrl, redactUrlCredentials } from './printConfig.ts'
+import { REDACTED, redactUrl, redactUrlCredentials } from './printConfig.ts'
 
 /** Largest configuration file read: a real one is a few KB; anything bigger is a mistake. */
 export const MAX_CONFIG_BYTES = 1024 * 1024
@@ -419,10 +419,19 @@ function describeIssue(
   // credentials, query and fragment redacted), before it is cut: a cut URL no longer parses.
   const shown =
     typeof input !== 'string' ? input : path[0] === 'rpc' ? redactUrl(input) : redactUrlCredentials(input)
+  // A string the redaction left an `@`, `?` or `#` in (a URL mistyped: `relay:PW@host`, `//u:PW@…`,
+  // `<https://u:PW@…>`, quoted) may still hold a credential: named, not quoted.
+  const unsure =
+    typeof shown === 'string' &&
+    /[@?#]/.test(
+      shown.replaceAll(`${REDACTED}@`, '').replaceAll(`?${REDACTED}`, '').replaceAll(`#${REDACTED}`, ''),
+    )
   const got =
-    !secret && (typeof shown === 'string' || typeof shown === 'number' || typeof shown === 'boolean')
-      ? `, got ${truncate(JSON.stringify(shown))}`
-      : ''
+    secret || (typeof shown !== 'string' && typeof shown !== 'number' && typeof shown !== 'boolean')
+      ? ''
+      : unsure
+        ? ' (the value is not shown: it may hold a credential)'
+        : `, got ${truncate(JSON.stringify(shown))}`
   return [`${where}: ${issue.message}${got}`]
 }
 
