@@ -23,7 +23,7 @@ import {
   recordNonceHole,
   SENDING,
 } from './sendingState.ts'
-import { RpcRefusedError } from './sendRpc.ts'
+import { RpcRefusedError, rpcQuantity } from './sendRpc.ts'
 
 /** A node's refusal that means it already has this transaction. */
 const ALREADY_KNOWN = /already known|known transaction|already imported|already in (the )?mempool/i
@@ -670,7 +670,7 @@ async function earlierVersion(
     found.r,
     found.s,
     found.yParity ?? found.v,
-  ].map(quantityOf)
+  ].map(rpcQuantity)
   if (
     maxFeePerGas === undefined ||
     maxPriorityFeePerGas === undefined ||
@@ -797,7 +797,7 @@ async function batchOutcome(
       log.topics[0]?.toLowerCase() === BATCH_EXECUTED_TOPIC &&
       log.topics[2]?.toLowerCase() === relayer,
   )
-  const nonce = quantityOf(ran?.topics[1])
+  const nonce = rpcQuantity(ran?.topics[1])
   if (nonce !== undefined) return { ran: nonce }
   return {
     notRun: `the batch did not run: ${row.account} did not delegate to the Latchkey delegate when the transaction was mined (its authorization no longer valid then), so its call to itself ran no code and none of the batch's calls was made; the transaction's fee was paid`,
@@ -808,11 +808,6 @@ async function batchOutcome(
 function authorizationOf(row: SendTransactionRow): { nonce: bigint } | undefined {
   const raw = Transaction.fromHex(row.signedTransaction).raw as { authorizationList?: { nonce: bigint }[] }
   return raw.authorizationList?.[0]
-}
-
-/** A receipt's quantity (0x hex) as a number; undefined when absent or not one. */
-function quantityOf(value: unknown): bigint | undefined {
-  return typeof value === 'string' && /^0x[0-9a-f]{1,64}$/i.test(value) ? BigInt(value) : undefined
 }
 
 /**
@@ -845,7 +840,7 @@ async function settle(ctx: SendContext, row: SendTransactionRow): Promise<boolea
     // have cost (reserved when it was signed); the most where the node does not say. On an OP
     // Stack or Scroll chain that includes the L1 data fee, and on an OP Stack chain the operator
     // fee, each as the receipt reports it, or else as counted.
-    const l1Fee = quantityOf(receipt.l1Fee) ?? BigInt(row.l1Fee ?? '0')
+    const l1Fee = rpcQuantity(receipt.l1Fee) ?? BigInt(row.l1Fee ?? '0')
     const operatorFee = operatorFeePaid(receipt, BigInt(summary.gasUsed)) ?? BigInt(row.operatorFee ?? '0')
     const paidFee =
       receipt.effectiveGasPrice === undefined

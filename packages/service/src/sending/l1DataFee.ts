@@ -1,7 +1,7 @@
 import { keccak_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import type { Runtime } from '../kernel/Runtime.ts'
-import { RpcRefusedError, type SendRpc } from './sendRpc.ts'
+import { RpcRefusedError, rpcQuantity, type SendRpc } from './sendRpc.ts'
 
 /**
  * OP Stack chains (OP Mainnet, Base and the rest of the Superchain) charge the sender of every
@@ -89,9 +89,9 @@ function oracleOf(runtime: Runtime, rpc: SendRpc, caip2: string): Promise<Oracle
 
 /** An oracle's answer as a number: a node's answer that is not one is an error, never 0. */
 function quantity(answer: unknown): bigint {
-  if (typeof answer !== 'string' || !/^0x[0-9a-f]{1,64}$/i.test(answer))
-    throw new Error('the oracle answered something that is not a number')
-  return BigInt(answer)
+  const value = rpcQuantity(answer)
+  if (value === undefined) throw new Error('the oracle answered something that is not a number')
+  return value
 }
 
 /** An ABI call of `signature` with one `bytes` argument of `hex`. */
@@ -201,12 +201,10 @@ export function operatorFeePaid(
   },
   gasUsed: bigint,
 ): bigint | undefined {
-  const read = (value: unknown) =>
-    typeof value === 'string' && /^0x[0-9a-f]{1,64}$/i.test(value) ? BigInt(value) : undefined
-  const scalar = read(receipt.operatorFeeScalar)
-  const constant = read(receipt.operatorFeeConstant)
+  const scalar = rpcQuantity(receipt.operatorFeeScalar)
+  const constant = rpcQuantity(receipt.operatorFeeConstant)
   if (scalar === undefined || constant === undefined)
-    return read(receipt.l1Fee) === undefined ? undefined : 0n
+    return rpcQuantity(receipt.l1Fee) === undefined ? undefined : 0n
   return receipt.daFootprintGasScalar !== undefined && receipt.daFootprintGasScalar !== null
     ? gasUsed * scalar * 100n + constant
     : (gasUsed * scalar) / 1_000_000n + constant

@@ -32,6 +32,11 @@ export type SendRpc = ((method: string, params: unknown[]) => Promise<unknown>) 
   readonly redact?: (text: string) => string
 }
 
+/** A JSON-RPC quantity (0x hex, at most 256 bits) as a number; undefined when absent or not one. */
+export function rpcQuantity(value: unknown): bigint | undefined {
+  return typeof value === 'string' && /^0x[0-9a-f]{1,64}$/i.test(value) ? BigInt(value) : undefined
+}
+
 /** Longest part of a node's JSON-RPC error message passed on. */
 const MAX_NODE_MESSAGE = 300
 
