@@ -17,7 +17,7 @@ import { describe, expect, it } from 'vitest'
 import { nonceIdOf } from '../../src/sending/sendingState.ts'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
 import { type Harness, limitedSubOrganization, resultOf } from '../../src/testing/harness.ts'
-import { CAIP2, chainForFile, DEAD } from './byHand.ts'
+import { CAIP2, chainForFile, DEAD, mineAtBaseFee } from './byHand.ts'
 import { endUser, erc20Call, sponsoredService } from './sendSupport.ts'
 
 const chain = chainForFile()
@@ -112,10 +112,7 @@ describe.each(REFUSALS)(
         reserved = true
         // Blocks go on at a base fee above the first version's price (a replacement's +25% clears it).
         const baseFee = firstFee + firstFee / 10n
-        const mine = async () => {
-          await chain.rpc('anvil_setNextBlockBaseFeePerGas', [`0x${baseFee.toString(16)}`])
-          await chain.rpc('evm_mine', [])
-        }
+        const mine = () => mineAtBaseFee(chain, baseFee)
         await mine()
         // Another end user sends, sponsored, behind the sponsor's nonce.
         const victim = await endUser(h)

@@ -308,6 +308,12 @@ export function holdingBroadcasts(next: typeof fetch = fetch) {
   return { fetch: fetchFn, hold }
 }
 
+/** anvil mines one block whose base fee is `baseFee`. */
+export async function mineAtBaseFee(chain: Chain, baseFee: bigint) {
+  await chain.rpc('anvil_setNextBlockBaseFeePerGas', [`0x${baseFee.toString(16)}`])
+  await chain.rpc('evm_mine', [])
+}
+
 /** What `receipt` cost in fees, wei. */
 export const paidFor = (receipt: { gasUsed: string; effectiveGasPrice: string }) =>
   BigInt(receipt.gasUsed) * BigInt(receipt.effectiveGasPrice)

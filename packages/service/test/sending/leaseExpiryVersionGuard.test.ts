@@ -11,7 +11,7 @@ import { Transaction } from 'micro-eth-signer'
 import { describe, expect, it } from 'vitest'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
 import { type Harness, limitedSubOrganization, resultOf } from '../../src/testing/harness.ts'
-import { CAIP2, chainForFile, DEAD } from './byHand.ts'
+import { CAIP2, chainForFile, DEAD, mineAtBaseFee } from './byHand.ts'
 import { sponsoredService } from './sendSupport.ts'
 
 const chain = chainForFile()
@@ -69,10 +69,7 @@ describe('two instances make a refused sponsored replacement again without its a
       const firstFee = BigInt(first.fees!.maxFeePerGas)
       reserved = true
       const baseFee = firstFee + firstFee / 10n
-      const mine = async () => {
-        await chain.rpc('anvil_setNextBlockBaseFeePerGas', [`0x${baseFee.toString(16)}`])
-        await chain.rpc('evm_mine', [])
-      }
+      const mine = () => mineAtBaseFee(chain, baseFee)
       await mine()
       // While A's broadcast of the replacement waits, its lease runs out: B claims the send,
       // is refused the same, makes it again without the authorization, and broadcasts that.

@@ -17,7 +17,7 @@ import { SENDING_DEFAULTS } from '../../src/sending/SendingOptions.ts'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
 import { type Harness, resultOf } from '../../src/testing/harness.ts'
-import { byHandService, chainForFile, DEAD, GWEI, nodeRefusal, PRICE } from './byHand.ts'
+import { byHandService, chainForFile, DEAD, GWEI, mineAtBaseFee, nodeRefusal, PRICE } from './byHand.ts'
 import { endUser, erc20Call, receiptOf, sponsoredService } from './sendSupport.ts'
 
 const chain = chainForFile()
@@ -53,10 +53,7 @@ function countingNode(refuse: (raw: string) => string | undefined = () => undefi
 const rowOf = async (h: Harness, id: string) => (await h.service.store.get('sendTransactions', id))!
 
 /** anvil mines a block whose base fee is `baseFee`. */
-async function mine(baseFee: bigint) {
-  await chain.rpc('anvil_setNextBlockBaseFeePerGas', [`0x${baseFee.toString(16)}`])
-  await chain.rpc('evm_mine', [])
-}
+const mine = (baseFee: bigint) => mineAtBaseFee(chain, baseFee)
 
 /** A worker pass `STEP_MS` on. */
 async function pass(h: Harness, worker: { pass(): Promise<void> }) {

@@ -10,7 +10,7 @@ import { Transaction } from 'micro-eth-signer'
 import { describe, expect, it } from 'vitest'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
 import { type Harness, resultOf } from '../../src/testing/harness.ts'
-import { chainForFile } from './byHand.ts'
+import { chainForFile, mineAtBaseFee } from './byHand.ts'
 import { endUser, erc20Call, sponsoredService } from './sendSupport.ts'
 
 const chain = chainForFile()
@@ -63,10 +63,7 @@ for (const message of ['txpool is full', 'daily request count exceeded, request 
         // refuses that replacement once, transiently.
         refuseOnce = true
         const baseFee = firstFee + firstFee / 10n
-        const mine = async () => {
-          await chain.rpc('anvil_setNextBlockBaseFeePerGas', [`0x${baseFee.toString(16)}`])
-          await chain.rpc('evm_mine', [])
-        }
+        const mine = () => mineAtBaseFee(chain, baseFee)
         await mine()
         for (let passes = 0; passes < 60; passes++) {
           h.clock.advance(STEP_MS)
