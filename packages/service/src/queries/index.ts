@@ -12,7 +12,7 @@ import { mapInOrder } from '../kernel/base/async.ts'
 import { FieldError, NotFoundError } from '../kernel/base/errors.ts'
 import { addressSpellings } from '../kernel/crypto/addresses.ts'
 import { defineQuery, type QueryHandler } from '../kernel/registry.ts'
-import type { ApiKeyRow } from '../kernel/store/model.ts'
+import type { ApiKeyRow, Tables } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 import { shownTo } from '../pipeline/executeActivity.ts'
 import { passkeysSigningInFrom } from '../pipeline/passkeySignIn.ts'
@@ -31,6 +31,27 @@ import {
 } from './render.ts'
 
 const id = (r: import('../kernel/Reader.ts').Reader, name: string) => r.string(name, { max: 200 })
+
+/** What each table's rows are called in a 404: its code, its id's field, its noun. */
+const NOT_FOUND = {
+  activities: ['ACTIVITY_NOT_FOUND', 'activityId', 'activity'],
+  authenticators: ['AUTHENTICATOR_NOT_FOUND', 'authenticatorId', 'authenticator'],
+  users: ['USER_NOT_FOUND', 'userId', 'user'],
+  wallets: ['WALLET_NOT_FOUND', 'walletId', 'wallet'],
+} as const
+
+/** `table`'s row `rowId` when it is `organizationId`'s; else a 404 (another organization's row is not found either). */
+async function ownRow<T extends keyof typeof NOT_FOUND>(
+  reads: Reads,
+  organizationId: string,
+  table: T,
+  rowId: string,
+): Promise<Tables[T]> {
+  const row = await reads.get(table, rowId)
+  if (row && row.organizationId === organizationId) return row
+  const [code, field, noun] = NOT_FOUND[table]
+  throw new NotFoundError({ code, field, message: `${noun} ${rowId} not found` })
+}
 
 /**
  * The organizations holding a record that matches `list_suborgs`'s filter, read through the
@@ -174,26 +195,14 @@ export const builtinQueries: Record<string, QueryHandler> = {
   get_authenticator: defineQuery('get_authenticator', {
     parse: (r) => ({ authenticatorId: id(r, 'authenticatorId') }),
     run: async ({ store, organization }, q) => {
-      const row = await store.get('authenticators', q.authenticatorId)
-      if (!row || row.organizationId !== organization.id)
-        throw new NotFoundError({
-          code: 'AUTHENTICATOR_NOT_FOUND',
-          field: 'authenticatorId',
-          message: `authenticator ${q.authenticatorId} not found`,
-        })
+      const row = await ownRow(store, organization.id, 'authenticators', q.authenticatorId)
       return { authenticator: renderAuthenticator(row) }
     },
   }),
   get_policy_evaluations: defineQuery('get_policy_evaluations', {
     parse: (r) => ({ activityId: id(r, 'activityId') }),
     run: async ({ store, organization }, q) => {
-      const activity = await store.get('activities', q.activityId)
-      if (!activity || activity.organizationId !== organization.id)
-        throw new NotFoundError({
-          code: 'ACTIVITY_NOT_FOUND',
-          field: 'activityId',
-          message: `activity ${q.activityId} not found`,
-        })
+      const activity = await ownRow(store, organization.id, 'activities', q.activityId)
       return {
         policyEvaluations: (await store.findBy('policyEvaluations', 'activityId', activity.id)).map(
           renderPolicyEvaluation,
@@ -225,26 +234,14 @@ export const builtinQueries: Record<string, QueryHandler> = {
   get_user: defineQuery('get_user', {
     parse: (r) => ({ userId: id(r, 'userId') }),
     run: async ({ store, organization }, q) => {
-      const user = await store.get('users', q.userId)
-      if (!user || user.organizationId !== organization.id)
-        throw new NotFoundError({
-          code: 'USER_NOT_FOUND',
-          field: 'userId',
-          message: `user ${q.userId} not found`,
-        })
+      const user = await ownRow(store, organization.id, 'users', q.userId)
       return { user: await renderUser(store, user) }
     },
   }),
   get_wallet: defineQuery('get_wallet', {
     parse: (r) => ({ walletId: id(r, 'walletId') }),
     run: async ({ store, organization }, q) => {
-      const wallet = await store.get('wallets', q.walletId)
-      if (!wallet || wallet.organizationId !== organization.id)
-        throw new NotFoundError({
-          code: 'WALLET_NOT_FOUND',
-          field: 'walletId',
-          message: `wallet ${q.walletId} not found`,
-        })
+      const wallet = await ownRow(store, organization.id, 'wallets', q.walletId)
       return { wallet: renderWallet(wallet) }
     },
   }),
@@ -264,13 +261,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
     run: async ({ store, organization }, q) => {
       let accounts = await store.findBy('walletAccounts', 'organizationId', organization.id)
       if (q.walletId !== undefined) {
-        const wallet = await store.get('wallets', q.walletId)
-        if (!wallet || wallet.organizationId !== organization.id)
-          throw new NotFoundError({
-            code: 'WALLET_NOT_FOUND',
-            field: 'walletId',
-            message: `wallet ${q.walletId} not found`,
-          })
+        const wallet = await ownRow(store, organization.id, 'wallets', q.walletId)
         accounts = await store.findBy('walletAccounts', 'walletId', wallet.id)
       }
       const page = paginate(accounts, (account) => account.id, q.pagination)
@@ -289,13 +280,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
   get_activity: defineQuery('get_activity', {
     parse: (r) => ({ activityId: id(r, 'activityId') }),
     run: async ({ store, runtime, registry, organization, caller }, q) => {
-      const activity = await store.get('activities', q.activityId)
-      if (!activity || activity.organizationId !== organization.id)
-        throw new NotFoundError({
-          code: 'ACTIVITY_NOT_FOUND',
-          field: 'activityId',
-          message: `activity ${q.activityId} not found`,
-        })
+      const activity = await ownRow(store, organization.id, 'activities', q.activityId)
       // What its handler shows once is not in the record (records written before it was included).
       const shown = await shownTo({ runtime, registry, reads: store }, activity, caller, { stored: true })
       return { activity: await renderActivity(store, shown, { viewer: caller, now: runtime.now() }) }
@@ -323,13 +308,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
     parse: (r) => ({ userId: r.optString('userId', { max: 200 }) }),
     run: async ({ store, organization }, q) => {
       if (q.userId !== undefined) {
-        const user = await store.get('users', q.userId)
-        if (!user || user.organizationId !== organization.id)
-          throw new NotFoundError({
-            code: 'USER_NOT_FOUND',
-            field: 'userId',
-            message: `user ${q.userId} not found`,
-          })
+        const user = await ownRow(store, organization.id, 'users', q.userId)
         return { apiKeys: (await store.findBy('apiKeys', 'userId', user.id)).map(renderApiKey) }
       }
       return { apiKeys: (await store.findBy('apiKeys', 'organizationId', organization.id)).map(renderApiKey) }
