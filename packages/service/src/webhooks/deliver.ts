@@ -607,6 +607,18 @@ export function fanOutFeeder(
   }
 }
 
+/** What a run of a delivery job drains, and under which lease and turn. */
+type DrainInput = {
+  queue: WebhookDeliveryRow[]
+  settings: DeliverySettings
+  context: JobContext
+  holder: string
+  held: Held
+  /** The delivery whose job this is. */
+  own: string
+  turn: Turn
+}
+
 /**
  * Sends `queue` in order, then whatever became pending meanwhile (numbered first), until the
  * queue is empty, the run's turn is over (`TURN_TRIES` tries, or its time), the endpoint is off
@@ -616,16 +628,7 @@ export function fanOutFeeder(
  */
 async function drain(
   runtime: Runtime,
-  input: {
-    queue: WebhookDeliveryRow[]
-    settings: DeliverySettings
-    context: JobContext
-    holder: string
-    held: Held
-    /** The delivery whose job this is. */
-    own: string
-    turn: Turn
-  },
+  input: DrainInput,
 ): Promise<'empty' | 'turn over' | 'stopped' | 'handed over' | 'off'> {
   let queue = input.queue
   while (queue.length > 0) {
@@ -644,18 +647,7 @@ async function drain(
   return 'empty'
 }
 
-async function drainOnce(
-  runtime: Runtime,
-  input: {
-    queue: WebhookDeliveryRow[]
-    settings: DeliverySettings
-    context: JobContext
-    holder: string
-    held: Held
-    own: string
-    turn: Turn
-  },
-): Promise<void> {
+async function drainOnce(runtime: Runtime, input: DrainInput): Promise<void> {
   const { queue, settings, context, turn } = input
   for (const [index, delivery] of queue.entries()) {
     // The endpoint's next turn (or a job of its own) sends the rest.
