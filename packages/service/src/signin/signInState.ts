@@ -104,7 +104,13 @@ export async function loadSignInState(
       now,
     }),
     oauth: createOAuthProviders({
-      ...(oauth ? { oauth } : {}),
+      // Production serves no dev identity provider (a dev surface), so no method resolves to it:
+      // `wallet_kit_config` would advertise its /dev/oidc endpoint and client id, a 404 there.
+      ...(runtime.options.mode === 'production'
+        ? { oauth: { ...oauth, devIdentityProvider: false } }
+        : oauth
+          ? { oauth }
+          : {}),
       fetch: (url, init) => runtime.options.fetch(url, init),
       // The dev IdP is served by this same app: called in-process, no network.
       devFetch: (url, init) => app.request(url, init),

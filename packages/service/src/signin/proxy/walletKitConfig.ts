@@ -43,8 +43,8 @@ export async function walletKitConfig(call: ProxyCall): Promise<ProxyResponse<'w
         return endpoint ? [[m, endpoint]] : []
       }),
     ),
-    // The local service is a development service: OTP messages go to its outbox, never out.
-    devOutboxUrl: `${origin}/dev/outbox`,
+    // A development service's OTP messages go to its outbox, which production does not serve.
+    ...(call.runtime.options.mode === 'production' ? {} : { devOutboxUrl: `${origin}/dev/outbox` }),
     ...(captcha ? { captcha: { provider: captcha.provider, siteKey: captcha.siteKey } } : {}),
     // The published fields: a kit renders the code step for the codes the service actually sends.
     otpLength: String(call.settings.otpLength ?? 6),
