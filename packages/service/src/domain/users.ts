@@ -154,12 +154,17 @@ function originOf(clientDataJson: string): string {
 }
 
 /**
- * A passkey finds its account at login, so no two accounts of one parent hold the same credential
- * id (kernel/accountClaims.ts): the authenticator picks the id ("none" attestation), so an end
- * user could otherwise register the id of another account's passkey, imported or registered. In a
- * sub-organization it is refused when another account of the parent registered it, and claimed
- * under the parent (a claim whose account no longer holds it is taken over), so two registrations
- * racing meet the claim's primary key.
+ * A passkey finds its account at login, so no two accounts of one top-level organization hold the
+ * same credential id (kernel/accountClaims.ts): the authenticator picks the id ("none"
+ * attestation), so anyone could otherwise register the id of another account's passkey, imported
+ * or registered. The claim scope is a top-level organization and its sub-organizations together:
+ * a passkey sign-in names the parent (`signInWithPasskey`, the published clients'
+ * `loginWithPasskey`), and a copy in the parent itself, on a staff user, once took that sign-in
+ * (pipeline/authenticate.ts, `passkeyFor`). So a registration is refused when another account of
+ * the scope holds the id (the parent, or a sub-organization of it), and claimed under the parent,
+ * by the sub-organization or the parent itself (a claim whose account no longer holds it is taken
+ * over), so two registrations racing, in two sub-organizations or in the parent and one of them,
+ * meet the claim's primary key.
  */
 async function claimPasskey(
   ctx: ActivityContext,
@@ -172,14 +177,16 @@ async function claimPasskey(
 ): Promise<void> {
   const parent =
     user.organizationId === ctx.organization.id
-      ? ctx.organization.parentOrganizationId
+      ? (ctx.organization.parentOrganizationId ?? ctx.organization.id)
       : // A sub-organization made by this activity (sign-up), or one its parent acts in.
         ((await ctx.tx.get('organizations', user.organizationId))?.parentOrganizationId ??
         ctx.organization.id)
-  if (parent === undefined) return
   const message = `credential ${credentialId} is already registered to another account of this organization`
   for (const row of registered)
-    if ((await ctx.tx.get('organizations', row.organizationId))?.parentOrganizationId === parent)
+    if (
+      row.organizationId === parent ||
+      (await ctx.tx.get('organizations', row.organizationId))?.parentOrganizationId === parent
+    )
       throw new ConflictError({ field, message })
   const claimed = passkeyValue({ credentialId })
   await claimForAccount(

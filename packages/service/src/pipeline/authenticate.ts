@@ -261,7 +261,9 @@ function originOf(clientDataJson: string): string {
 /**
  * The passkey a stamp names, for a request to `organizationId` (of several rows with one credential
  * id, the one in that organization, then its parent's), and whether the stamp proves its holder
- * holds it there (it names the passkey's own organization). A stamp naming the parent of the
+ * holds it there (it names the passkey's own organization, a sub-organization: a stamp naming a
+ * top-level organization is also every sign-in from it, so it proves no unproven row there, and
+ * such a row routes nothing). A stamp naming the parent of the
  * accounts holding the credential id (`signInWithPasskey`, before the client knows its
  * sub-organization) takes, among them, one where the passkey proved itself, else the newest account
  * only the passkey gets into (a passkey sign-up's, which this sign-in proves); a registration anyone
@@ -280,10 +282,15 @@ async function passkeyFor(
 }> {
   if (organizationId !== undefined) {
     const own = rows.find((row) => row.organizationId === organizationId)
-    if (own) return { authenticator: own, proves: true }
+    if (own && !own.unproven) return { authenticator: own, proves: true }
     const parentId = (await reads.get('organizations', organizationId))?.parentOrganizationId
+    if (own && parentId !== undefined) return { authenticator: own, proves: true }
     const parent = rows.find((row) => row.organizationId === parentId)
     if (parent) return { authenticator: parent, proves: false }
+    // Here `own`, if any, is an unproven row in a top-level organization: a stamp naming it is also
+    // every sign-in from the parent, so it proves nothing about who registered the row. Such a
+    // copy (a staff user's, of a person's passkey) neither takes the sign-in from the accounts
+    // under it nor, with none, takes it itself.
     const under: AuthenticatorRow[] = []
     for (const row of rows)
       if ((await reads.get('organizations', row.organizationId))?.parentOrganizationId === organizationId)
@@ -297,6 +304,7 @@ async function passkeyFor(
       // Refused once the stamp verified, so a credential id alone learns nothing of its registrations.
       return { authenticator: under[under.length - 1], proves: false, refused: true }
     }
+    if (own) return { authenticator: own, proves: false, refused: true }
   }
   return { authenticator: rows[0], proves: false }
 }
