@@ -12,7 +12,7 @@ import { testKey } from '../../src/testing/harness.ts'
 
 const APP = 'https://app.example.com'
 
-async function kitConfig(mode: 'production' | 'development') {
+async function kitConfig(mode: 'production' | 'dev') {
   const service = await createService({
     mode,
     store: await openMemoryStore(),
@@ -49,8 +49,8 @@ describe('wallet_kit_config advertises dev surfaces only where they are served',
     expect(JSON.stringify(config)).not.toContain('/dev/')
   })
 
-  it('development: the dev identity provider and the outbox, as before', async () => {
-    const { status, config } = await kitConfig('development')
+  it('dev: the dev identity provider and the outbox, as before', async () => {
+    const { status, config } = await kitConfig('dev')
     expect(status).toBe(200)
     expect(config.oauthAuthorizationEndpoints.google).toBe(
       'https://svc.example.com/dev/oidc/google/authorize',
