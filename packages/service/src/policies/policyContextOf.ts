@@ -8,6 +8,7 @@ import type { PolicyScope, PolicyStruct, PolicyValue } from './evaluateExpressio
 import { policyParamsOf } from './policyParamsOf.ts'
 import { type PolicySigner, policySignersOf } from './policySignersOf.ts'
 import { policySubjectOf } from './policySubject.ts'
+import { walletAccountsOf } from './walletAccountsOf.ts'
 
 /** Fields of a decoded transaction that carry integers as decimal strings (wei, gas, lamports ...). */
 const TRANSACTION_INT_FIELDS: ReadonlySet<string> = new Set([
@@ -194,7 +195,8 @@ export interface PolicyFocus {
  * acts on them, without what no reader takes: `policyParamsOf`), and for activities that use a
  * wallet `wallet` and `wallet_account`, of the account or wallet its handler acts on, found from
  * the parameter it reads (`POLICY_SUBJECTS`) as the handler finds it (`policySignersOf`), never by
- * another field of the intent; `eth.tx` / `solana.tx` for `sign_transaction` (`solana.tx` for
+ * another field of the intent (the accounts of a wallet acted on as a whole are each given their
+ * scope by `policyContextsOf`); `eth.tx` / `solana.tx` for `sign_transaction` (`solana.tx` for
  * `sol_send_transaction` too), with `eth.tx.from` the signing key's 0x address however it was
  * named; `eth.eip_712` / `eth.eip_7702_authorization` for `sign_raw_payload` and for one payload
  * of `sign_raw_payloads` with that encoding. `focus` is the one signer, wallet or payload of
@@ -296,8 +298,12 @@ export async function policyContextOf(
  * address format, or in another wallet, each with its own `wallet`), each
  * wallet it acts on and each payload of `sign_raw_payloads` (and each combination), so
  * `wallet_account`, `wallet` and `eth.eip_712` are there for every one: a DENY on any refuses the
- * whole activity; an ALLOW, a session profile's scope, must hold in all. `eth_send_transaction` is
- * judged once per call in each, with that call as `eth.tx` (`from`, the signing key's 0x address,
+ * whole activity; an ALLOW, a session profile's scope, must hold in all. An activity on every
+ * account of its wallets (`export_wallet` exports the mnemonic their keys derive from,
+ * `delete_wallets` deletes them: `SubjectFields.everyAccount`) is judged once per account of each,
+ * with that account as `wallet_account` (`walletAccountsOf`: one page of the wallet index a wallet,
+ * a 403 past `MAX_WALLET_ACCOUNTS`); a wallet of no account once, without `wallet_account`.
+ * `eth_send_transaction` is judged once per call in each, with that call as `eth.tx` (`from`, the signing key's 0x address,
  * `to`, `value`, `data`, `chain_id`), so a policy on `eth.tx.to` or `eth.tx.value` sees every call
  * of a batch, sponsored or not. Each call's `eth.tx` also has what the transaction carrying it is
  * signed with (`options.facts`, from `prepare`: its `gas` and the most `max_fee_per_gas` and
@@ -318,6 +324,15 @@ export async function policyContextsOf(
     activity.path === 'sign_raw_payloads' && Array.isArray(intent.payloads)
       ? intent.payloads.filter((payload): payload is string => typeof payload === 'string')
       : []
+  // The accounts of the wallets it exports or deletes as a whole: each is judged as the account.
+  const walletAccounts = subject.everyAccount
+    ? await walletAccountsOf(
+        reads,
+        activity.organizationId,
+        subject.walletIds,
+        subject.walletsField ?? 'parameters',
+      )
+    : undefined
   const each = <T>(items: readonly T[]): (T | undefined)[] => (items.length > 1 ? [...items] : [undefined])
   const foci: PolicyFocus[] = (signers.length > 0 ? signers : [undefined]).flatMap((signer) =>
     each(subject.walletIds).flatMap((walletId) =>
@@ -342,6 +357,15 @@ export async function policyContextsOf(
   const scopes = (
     await mapInOrder(foci, async (focus) => {
       const scope = await policyContextOf(reads, activity, options, focus)
+      const walletId = focus.walletId ?? (subject.walletIds.length === 1 ? subject.walletIds[0] : undefined)
+      const accounts = walletId !== undefined ? walletAccounts?.get(walletId) : undefined
+      // Every account of the wallet, in this wallet's scope (canonical already). A wallet of none
+      // is judged once, without `wallet_account`: it holds no account a policy can name.
+      if (accounts !== undefined && accounts.length > 0)
+        return accounts.map((address) => ({
+          focus,
+          scope: { ...scope, wallet_account: { address } } as PolicyScope,
+        }))
       const holders = focus.signer?.holders ?? []
       return mapInOrder(holders.length > 0 ? holders : [undefined], async (holder, index) => {
         if (index === 0 || holder === undefined) return { focus, scope }

@@ -23,6 +23,7 @@ describe('POLICY_SUBJECTS', () => {
     expect(policySubjectOf('sol_send_transaction', { signWiths: ['a', 'b'], signWith: 'c' })).toEqual({
       accounts: ['a', 'b'],
       walletIds: [],
+      everyAccount: false,
     })
     expect(policySubjectOf('sol_send_transaction', { signWith: 'c' }).accounts).toEqual(['c'])
     expect(policySubjectOf('eth_send_transaction', { from: '0xa', signWith: '0xb' }).accounts).toEqual([
@@ -31,11 +32,21 @@ describe('POLICY_SUBJECTS', () => {
     expect(policySubjectOf('export_wallet', { walletId: 'w', signWith: '0xb' })).toEqual({
       accounts: [],
       walletIds: ['w'],
+      walletsField: 'parameters.walletId',
+      // It exports the mnemonic every account of the wallet derives from.
+      everyAccount: true,
     })
     // An activity on no wallet names none, whatever its intent carries.
     expect(policySubjectOf('create_policy', { signWith: '0xb', walletId: 'w' })).toEqual({
       accounts: [],
       walletIds: [],
+      everyAccount: false,
+    })
+    // Adding accounts acts on the wallet, not on the accounts it holds.
+    expect(policySubjectOf('create_wallet_accounts', { walletId: 'w' }).everyAccount).toBe(false)
+    expect(policySubjectOf('delete_wallets', { walletIds: ['w'] })).toMatchObject({
+      walletsField: 'parameters.walletIds',
+      everyAccount: true,
     })
     // Not strings: the handler refuses it; nothing is named.
     expect(policySubjectOf('delete_wallets', { walletIds: ['w', 7] }).walletIds).toEqual([])
@@ -86,6 +97,45 @@ describe('the wallet policies judge', () => {
         signWith: SPENDING,
       }),
     ).toEqual(['spending', 'treasury'])
+  })
+
+  it('every account of a wallet exported or deleted whole, each in a scope of its own', async () => {
+    const accountsOf = async (path: string, intent: Record<string, unknown>) =>
+      (
+        await policyContextsOf(store, {
+          id: 'activity',
+          organizationId: ORG,
+          path,
+          type: ACTIVITIES[path as ActivityPath].types[0]!,
+          intent,
+        })
+      ).map((scope) => [
+        (scope.wallet as { id?: string } | undefined)?.id,
+        (scope.wallet_account as { address?: string } | undefined)?.address,
+      ])
+    await store.transaction(async (tx) => {
+      await tx.put('walletAccounts', account('a-t2', 'treasury', SPENDING.replace('2', '4')) as never)
+      await tx.put('wallets', wallet('empty') as never)
+    })
+    const second = SPENDING.replace('2', '4')
+    expect(await accountsOf('export_wallet', { walletId: 'treasury' })).toEqual([
+      ['treasury', TREASURY],
+      ['treasury', second],
+    ])
+    expect(await accountsOf('delete_wallets', { walletIds: ['spending', 'treasury', 'empty'] })).toEqual([
+      ['spending', SPENDING],
+      ['treasury', TREASURY],
+      ['treasury', second],
+      ['empty', undefined],
+    ])
+    // Adding accounts acts on none of those the wallet holds.
+    expect(await accountsOf('create_wallet_accounts', { walletId: 'treasury' })).toEqual([
+      ['treasury', undefined],
+    ])
+    await store.transaction(async (tx) => {
+      await tx.delete('walletAccounts', 'a-t2')
+      await tx.delete('wallets', 'empty')
+    })
   })
 
   it('no wallet for an activity on none, whatever it names', async () => {

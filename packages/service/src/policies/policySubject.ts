@@ -14,6 +14,12 @@ export interface SubjectFields<P extends ActivityPath> {
   readonly accounts?: readonly ParameterOf<P>[]
   /** The wallets it acts on as a whole (exports, adds accounts to, deletes). */
   readonly wallets?: readonly ParameterOf<P>[]
+  /**
+   * It acts on every account of those wallets too: exports the mnemonic each account's key derives
+   * from, or deletes them. Each account is then judged as `wallet_account` in a scope of its own
+   * (`walletAccountsOf`), as exporting or signing with it is.
+   */
+  readonly everyAccount?: true
 }
 
 /**
@@ -36,9 +42,10 @@ export const POLICY_SUBJECTS: { readonly [P in ActivityPath]?: SubjectFields<P> 
   eth_send_raw_transaction: {},
   export_wallet_account: { accounts: ['address'] },
   export_private_key: { accounts: ['privateKeyId'] },
-  export_wallet: { wallets: ['walletId'] },
+  export_wallet: { wallets: ['walletId'], everyAccount: true },
+  // It adds accounts and leaves those there as they were: no key of theirs leaves or is destroyed.
   create_wallet_accounts: { wallets: ['walletId'] },
-  delete_wallets: { wallets: ['walletIds'] },
+  delete_wallets: { wallets: ['walletIds'], everyAccount: true },
   // They make a new wallet or key: none existing is acted on.
   create_wallet: {},
   init_import_wallet: {},
@@ -54,23 +61,30 @@ export interface PolicySubject {
   accounts: string[]
   /** The wallets it acts on as a whole, by id. */
   walletIds: string[]
+  /** The request field naming `walletIds` (`parameters.walletIds`), when one does. */
+  walletsField?: string
+  /** It acts on every account of `walletIds` too (`SubjectFields.everyAccount`). */
+  everyAccount: boolean
 }
 
 /**
  * The first of `fields` given in `intent` (present and not null, as `Reader.has`), as a list of
  * strings: empty when none is, or when it holds something else than strings (the handler's
- * `parse` refuses it; nothing is judged as acted on).
+ * `parse` refuses it; nothing is judged as acted on); with the field's name.
  */
-function named(intent: Record<string, unknown>, fields: readonly string[] | undefined): string[] {
+function named(
+  intent: Record<string, unknown>,
+  fields: readonly string[] | undefined,
+): { values: string[]; field?: string } {
   for (const field of fields ?? []) {
     const value = intent[field]
     if (value === undefined || value === null) continue
-    if (typeof value === 'string') return [value]
+    if (typeof value === 'string') return { values: [value], field }
     if (Array.isArray(value) && value.every((item): item is string => typeof item === 'string'))
-      return [...new Set(value)]
-    return []
+      return { values: [...new Set(value)], field }
+    return { values: [] }
   }
-  return []
+  return { values: [] }
 }
 
 /** What `path`'s activity with this intent acts on (`POLICY_SUBJECTS`). */
@@ -78,7 +92,13 @@ export function policySubjectOf(path: string, intent: Record<string, unknown>): 
   const fields = Object.hasOwn(POLICY_SUBJECTS, path)
     ? (POLICY_SUBJECTS[path as ActivityPath] as SubjectFields<ActivityPath>)
     : undefined
-  return { accounts: named(intent, fields?.accounts), walletIds: named(intent, fields?.wallets) }
+  const wallets = named(intent, fields?.wallets)
+  return {
+    accounts: named(intent, fields?.accounts).values,
+    walletIds: wallets.values,
+    ...(wallets.field !== undefined ? { walletsField: `parameters.${wallets.field}` } : {}),
+    everyAccount: fields?.everyAccount === true,
+  }
 }
 
 /** The paths whose resource is a wallet or a key: each must say what it acts on. */
