@@ -25,6 +25,7 @@ import {
   renderAuthenticator,
   renderPolicyEvaluation,
   renderUser,
+  renderUsers,
   renderUserTag,
   renderWallet,
   renderWalletAccount,
@@ -213,8 +214,10 @@ export const builtinQueries: Record<string, QueryHandler> = {
   list_users: defineQuery('list_users', {
     parse: () => ({}),
     run: async ({ store, organization }) => ({
-      users: await mapInOrder(await store.findBy('users', 'organizationId', organization.id), (user) =>
-        renderUser(store, user),
+      users: await renderUsers(
+        store,
+        organization.id,
+        await store.findBy('users', 'organizationId', organization.id),
       ),
     }),
   }),

@@ -55,20 +55,76 @@ export const renderOauthProvider = (row: OauthProviderRow): OauthProvider => ({
   ...times(row),
 })
 
+/** A user's own rows that `renderUser` shows with it. */
+interface UserOwnRows {
+  authenticators: AuthenticatorRow[]
+  apiKeys: ApiKeyRow[]
+  /** The ids of the tags naming the user, in the tags' order. */
+  tagIds: string[]
+  oauthProviders: OauthProviderRow[]
+}
+
+const userOf = (row: UserRow, own: UserOwnRows): User => ({
+  userId: row.id,
+  userName: row.userName,
+  ...(row.userEmail !== undefined ? { userEmail: row.userEmail } : {}),
+  ...(row.userPhoneNumber !== undefined ? { userPhoneNumber: row.userPhoneNumber } : {}),
+  authenticators: own.authenticators.map(renderAuthenticator),
+  apiKeys: own.apiKeys.map(renderApiKey),
+  userTags: own.tagIds,
+  oauthProviders: own.oauthProviders.map(renderOauthProvider),
+  ...times(row),
+})
+
 export async function renderUser(reads: Reads, row: UserRow): Promise<User> {
-  return {
-    userId: row.id,
-    userName: row.userName,
-    ...(row.userEmail !== undefined ? { userEmail: row.userEmail } : {}),
-    ...(row.userPhoneNumber !== undefined ? { userPhoneNumber: row.userPhoneNumber } : {}),
-    authenticators: (await reads.findBy('authenticators', 'userId', row.id)).map(renderAuthenticator),
-    apiKeys: (await reads.findBy('apiKeys', 'userId', row.id)).map(renderApiKey),
-    userTags: (await reads.findBy('userTags', 'organizationId', row.organizationId))
+  return userOf(row, {
+    authenticators: await reads.findBy('authenticators', 'userId', row.id),
+    apiKeys: await reads.findBy('apiKeys', 'userId', row.id),
+    tagIds: (await reads.findBy('userTags', 'organizationId', row.organizationId))
       .filter((tag) => tag.userIds.includes(row.id))
       .map((tag) => tag.id),
-    oauthProviders: (await reads.findBy('oauthProviders', 'userId', row.id)).map(renderOauthProvider),
-    ...times(row),
+    oauthProviders: await reads.findBy('oauthProviders', 'userId', row.id),
+  })
+}
+
+/**
+ * The users of `organizationId` (`list_users`), each as `renderUser` shows it, with the
+ * organization's passkeys, API keys, tags and OAuth providers read once for all of them. Read
+ * again for each user, the tags made a listing cost users × tags (and each tag's ids) on the
+ * event loop: an end user with 1,000 users and 100 tags in their own sub-organization held
+ * every other organization's requests for seconds with three `list_users`.
+ */
+export async function renderUsers(reads: Reads, organizationId: string, users: UserRow[]): Promise<User[]> {
+  const byUser = <R extends { id: string }>(rows: R[], usersOf: (row: R) => Iterable<string>) => {
+    const found = new Map<string, R[]>()
+    for (const row of rows)
+      for (const userId of new Set(usersOf(row))) {
+        const list = found.get(userId)
+        if (list) list.push(row)
+        else found.set(userId, [row])
+      }
+    return (userId: string) => found.get(userId) ?? []
   }
+  const authenticators = byUser(
+    await reads.findBy('authenticators', 'organizationId', organizationId),
+    (row) => [row.userId],
+  )
+  const apiKeys = byUser(await reads.findBy('apiKeys', 'organizationId', organizationId), (row) => [
+    row.userId,
+  ])
+  const tags = byUser(await reads.findBy('userTags', 'organizationId', organizationId), (tag) => tag.userIds)
+  const oauthProviders = byUser(
+    await reads.findBy('oauthProviders', 'organizationId', organizationId),
+    (row) => [row.userId],
+  )
+  return users.map((row) =>
+    userOf(row, {
+      authenticators: authenticators(row.id),
+      apiKeys: apiKeys(row.id),
+      tagIds: tags(row.id).map((tag) => tag.id),
+      oauthProviders: oauthProviders(row.id),
+    }),
+  )
 }
 
 export const renderUserTag = (row: UserTagRow): UserTag => ({
