@@ -13,6 +13,7 @@ import { observabilitySection } from './sections/observability.ts'
 import { proxyOptions } from './sections/proxy.ts'
 import { sendingOptions, sendingSection } from './sections/sending.ts'
 import { smsBudgetOptions, smsSection } from './sections/sms.ts'
+import { webauthnOptions } from './sections/webauthn.ts'
 import { webhooksSection } from './sections/webhooks.ts'
 
 const FIXTURES = fileURLToPath(new URL('../../test/production/fixtures/', import.meta.url))
@@ -679,5 +680,58 @@ max_per_hour = 10
       ).toMatch(/sms\.url: .* \(the value is not shown: it may hold a credential\)$/)
       for (const line of problems) expect(line, url).not.toContain(password)
     }
+  })
+})
+
+describe('the origins a passkey is accepted from', () => {
+  // The runtime reads no `origins` as "any origin" (the dev service's behaviour).
+  const withWebauthn = (webauthn: string) =>
+    write('webauthn.toml', `${GOOD.replace('[proxy]', `[webauthn]\n${webauthn}\n[proxy]`)}`)
+
+  it('an empty [webauthn] origins list is refused naming the key, in the file or in the env var', () => {
+    write('master.key', `${MASTER_KEY}\n`)
+    expect(problemsOf({ file: withWebauthn('origins = []') })).toEqual([
+      expect.stringMatching(/webauthn\.origins.*must list at least one origin/),
+    ])
+    expect(problemsOf({ file: withWebauthn(''), env: { LATCHKEY_WEBAUTHN_ORIGINS: ',' } })).toEqual([
+      expect.stringMatching(/LATCHKEY_WEBAUTHN_ORIGINS \(webauthn\.origins\).*must list at least one origin/),
+    ])
+    // One origin is accepted, and is what the runtime gets.
+    const { config } = loadConfig({
+      file: withWebauthn('origins = ["https://app.example.com:8443"]'),
+      env: {},
+    })
+    expect(productionRefusals(config)).toEqual([])
+    expect(
+      webauthnOptions(config.webauthn, { allowedOrigins: config.proxy.allowed_origins }).origins,
+    ).toEqual(['https://app.example.com:8443'])
+  })
+
+  it('falls back to proxy.allowed_origins when unset or empty; start refuses when no origin is left', () => {
+    const fallback = { allowedOrigins: ['https://app.example.com'] }
+    expect(webauthnOptions({}, fallback).origins).toEqual(['https://app.example.com'])
+    expect(webauthnOptions({ origins: [] }, fallback).origins).toEqual(['https://app.example.com'])
+    expect(webauthnOptions({ origins: [] }, { allowedOrigins: ['*'] }).origins).toBeUndefined()
+    write('master.key', `${MASTER_KEY}\n`)
+    const { config } = loadConfig({ file: withWebauthn(''), env: {} })
+    // A Config built past the schema (an empty proxy.allowed_origins, which the proxy's own
+    // refusal lets through): refused naming webauthn.origins.
+    const refusedFor = (proxy: typeof config.proxy, webauthn: typeof config.webauthn = {}) =>
+      productionRefusals({ ...config, proxy, webauthn }).filter((line) =>
+        /^(webauthn|proxy\.allowed)/.test(line),
+      )
+    const noOrigin = expect.stringMatching(
+      /^webauthn\.origins: no origin is left to accept in passkey client data/,
+    )
+    expect(refusedFor({ ...config.proxy, allowed_origins: [] })).toEqual([noOrigin])
+    expect(refusedFor({ ...config.proxy, allowed_origins: [] }, { origins: [] })).toEqual([noOrigin])
+    // Where proxy.allowed_origins is refused (unset, "*"), its one line says to list the apps there.
+    expect(refusedFor({ ...config.proxy, allowed_origins: ['*'] })).toEqual([
+      expect.stringMatching(/^proxy\.allowed_origins: "\*"/),
+    ])
+    // Set in [webauthn], the passkey origins need no proxy.allowed_origins.
+    expect(
+      refusedFor({ ...config.proxy, allowed_origins: [] }, { origins: ['https://app.example.com'] }),
+    ).toEqual([])
   })
 })

@@ -1,5 +1,6 @@
 import { OAUTH_METHODS } from '@latchkey/protocol'
 import type { Config } from './configSchema.ts'
+import { webauthnOptions } from './sections/webauthn.ts'
 
 /**
  * Why `start` (and `init`) will not run on this configuration, one line per reason naming the
@@ -24,6 +25,14 @@ export function productionRefusals(config: Config): string[] {
   else if (origins.includes('*'))
     refusals.push(
       'proxy.allowed_origins: "*" lets any web page use the auth proxy; list the origins of your apps instead',
+    )
+  // The runtime reads no passkey origins as "any origin" (the dev service's): a passkey used on any
+  // page of the relying party's domain (another subdomain, user content) would register and sign.
+  // Said once: where the line above refuses proxy.allowed_origins, listing the apps there fixes both.
+  const proxyRefused = origins === undefined || origins.includes('*')
+  if (!proxyRefused && webauthnOptions(config.webauthn, { allowedOrigins: origins }).origins === undefined)
+    refusals.push(
+      'webauthn.origins: no origin is left to accept in passkey client data, so passkeys would be accepted from any page; list the origins of your apps in webauthn.origins or proxy.allowed_origins (e.g. ["https://app.example.com"])',
     )
   // Without a real provider these methods sign in through the dev identity provider, a dev surface.
   const configured = new Set(
