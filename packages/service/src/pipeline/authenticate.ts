@@ -282,19 +282,26 @@ async function passkeyFor(
 }> {
   if (organizationId !== undefined) {
     const own = rows.find((row) => row.organizationId === organizationId)
-    if (own && !own.unproven) return { authenticator: own, proves: true }
     const parentId = (await reads.get('organizations', organizationId))?.parentOrganizationId
     if (own && parentId !== undefined) return { authenticator: own, proves: true }
     const parent = rows.find((row) => row.organizationId === parentId)
     if (parent) return { authenticator: parent, proves: false }
-    // Here `own`, if any, is an unproven row in a top-level organization: a stamp naming it is also
-    // every sign-in from the parent, so it proves nothing about who registered the row. Such a
-    // copy (a staff user's, of a person's passkey) neither takes the sign-in from the accounts
-    // under it nor, with none, takes it itself.
+    // The rows in the accounts under a top-level organization (none under a sub-organization).
     const under: AuthenticatorRow[] = []
-    for (const row of rows)
-      if ((await reads.get('organizations', row.organizationId))?.parentOrganizationId === organizationId)
-        under.push(row)
+    if (parentId === undefined)
+      for (const row of rows)
+        if ((await reads.get('organizations', row.organizationId))?.parentOrganizationId === organizationId)
+          under.push(row)
+    // A row of a top-level organization registered after an account under it registered the same
+    // credential id is a copy of that passkey (one is made in the ceremony that first registers it),
+    // marked or not: rows written before the parent and its accounts were one claim scope carry no
+    // mark, and such a copy (a staff user's) took every sign-in from the parent.
+    const copy = own !== undefined && under.some((row) => row.createdAt < own.createdAt)
+    if (own && !own.unproven && !copy) return { authenticator: own, proves: true }
+    // Here `own`, if any, is an unproven row or a copy in a top-level organization: a stamp naming
+    // it is also every sign-in from the parent, so it proves nothing about who registered the row.
+    // Such a copy (a staff user's, of a person's passkey) neither takes the sign-in from the
+    // accounts under it nor, with none, takes it itself.
     if (under.length > 0) {
       const proven = under.find((row) => !row.unproven)
       if (proven) return { authenticator: proven, proves: false }
