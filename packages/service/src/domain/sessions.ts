@@ -114,8 +114,11 @@ export async function sessionProfileFor(
   })
 }
 
+/** Whose session a revocation names: its user and the user's organization. */
+type SessionHolder = Pick<UserRow, 'id' | 'organizationId'>
+
 /** The user's organization as an app event names it (its parent known when it is the activity's). */
-const organizationOf = (ctx: ActivityContext, user: UserRow) =>
+const organizationOf = (ctx: ActivityContext, user: SessionHolder) =>
   ctx.organization.id === user.organizationId
     ? { id: user.organizationId, parentOrganizationId: ctx.organization.parentOrganizationId }
     : { id: user.organizationId }
@@ -142,7 +145,7 @@ export const MAX_LIVE_SESSIONS_PER_USER = 100
 /** The app event of a live login session a login ended (`LATCHKEY_SESSION_REVOKED`). */
 const recordRevoked = (
   ctx: ActivityContext,
-  user: UserRow,
+  user: SessionHolder,
   key: ApiKeyRow,
   reason: 'invalidate_existing' | 'too_many_sessions' | 'credential_removed' | 'logout' | 'deleted',
 ) =>
@@ -407,6 +410,28 @@ export async function endSessionsOpenedWith(
     await recordRevoked(ctx, user, key, 'credential_removed')
   }
   if (ended > 0) ctx.report('signin.sessions_revoked', { reason: 'credential_removed', count: ended })
+}
+
+/**
+ * Ends every session issued under session profile `sessionProfileId` as the profile is deleted
+ * (`latchkey_delete_session_profile`): its keys, read through their index (migration
+ * 0028_session_profile_keys), in the profile's organization and, for an app's profile, in each of
+ * its sub-organizations, are deleted in the deletion's transaction, so a session of the profile is
+ * refused everything from its commit on, its queries too (`PUBLIC_KEY_NOT_FOUND`), on every
+ * instance. Each live one gets its `LATCHKEY_SESSION_REVOKED` (`deleted`). A login under the
+ * profile racing the deletion read the profile the deletion deletes, and the deletion read the
+ * profile's keys the login adds to: on PostgreSQL both are SERIALIZABLE, so one of them runs again
+ * and sees the other (the login's profile gone: 404; or its key, ended here).
+ */
+export async function endSessionsOfProfile(ctx: ActivityContext, sessionProfileId: string): Promise<void> {
+  let ended = 0
+  for (const key of await ctx.tx.findBy('apiKeys', 'sessionProfileId', sessionProfileId)) {
+    await ctx.tx.delete('apiKeys', key.id)
+    if (isExpired(key, ctx.now)) continue
+    ended++
+    await recordRevoked(ctx, { id: key.userId, organizationId: key.organizationId }, key, 'deleted')
+  }
+  if (ended > 0) ctx.report('signin.sessions_revoked', { reason: 'deleted', count: ended })
 }
 
 /**

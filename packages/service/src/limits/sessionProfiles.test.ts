@@ -214,7 +214,8 @@ describe('session profiles', () => {
       'latchkey_delete_session_profile',
       await s.submit('latchkey_delete_session_profile', { sessionProfileId: profileId }),
     )
-    expect(codeOf(await s.sign(key, s.address))).toEqual([403, 'SESSION_SCOPE_DENIED'])
+    // Deleting the profile ended its session: its key is gone.
+    expect(codeOf(await s.sign(key, s.address))).toEqual([401, 'PUBLIC_KEY_NOT_FOUND'])
     // The owner's own credentials are not confined.
     expect((await s.sign(s.owner, s.otherAddress)).status).toBe(200)
   })
@@ -450,7 +451,7 @@ describe('session profiles', () => {
         ).toBe(200)
     })
 
-    it('a session of a profile narrowed to `false`, or deleted, still signs itself out', async () => {
+    it('a session of a profile narrowed to `false` still signs itself out; one of a deleted profile has ended already', async () => {
       const s = await setup()
       const narrowed = await s.profile('true')
       const deleted = await s.profile('true')
@@ -465,15 +466,16 @@ describe('session profiles', () => {
         await s.submit('latchkey_delete_session_profile', { sessionProfileId: deleted }),
       )
       expect(codeOf(await s.sign(a.key, s.address))).toEqual([403, 'SESSION_SCOPE_DENIED'])
-      expect(codeOf(await s.sign(b.key, s.address))).toEqual([403, 'SESSION_SCOPE_DENIED'])
+      expect(codeOf(await s.sign(b.key, s.address))).toEqual([401, 'PUBLIC_KEY_NOT_FOUND'])
       expect(await logout(s, a.key, { userId: s.userId, apiKeyIds: [a.apiKeyId] })).toEqual([
         200,
         undefined,
         401,
       ])
+      // The deletion ended it: there is nothing left to sign out (the kit's logout forgets the key).
       expect(await logout(s, b.key, { userId: s.userId, apiKeyIds: [b.apiKeyId] })).toEqual([
-        200,
-        undefined,
+        401,
+        'PUBLIC_KEY_NOT_FOUND',
         401,
       ])
     })

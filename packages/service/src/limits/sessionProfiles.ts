@@ -4,6 +4,7 @@
 // profile to its scope. The activities are decided like any other (root quorum, or a policy naming
 // `activity.resource == 'POLICY'`): a session or agent key cannot create, widen or remove one.
 import { ACTIVITIES, type ActivityPath, type SessionProfile } from '@latchkey/protocol'
+import { endSessionsOfProfile } from '../domain/sessions.ts'
 import {
   type ApiError,
   ConflictError,
@@ -171,8 +172,11 @@ export const deleteSessionProfile = defineActivity('latchkey_delete_session_prof
   parse: (r) => ({ sessionProfileId: r.string('sessionProfileId', { max: 200 }) }),
   run: async (ctx, p) => {
     const profile = await findSessionProfile(ctx.tx, ctx.organization.id, p.sessionProfileId)
-    // Its sessions are refused from now on (confineToProfile finds no profile), and end here.
+    // Its sessions end here, in its organization and (an app's profile) its sub-organizations:
+    // their keys go, so they read nothing more either. One issued by an older instance without the
+    // key's index column is refused every activity still (confineToProfile finds no profile).
     await ctx.tx.delete('sessionProfiles', profile.id)
+    await endSessionsOfProfile(ctx, profile.id)
     return { sessionProfileId: profile.id }
   },
 })

@@ -71,6 +71,10 @@ const NEWEST_UNDO: Record<string, string[]> = {
     `DROP INDEX "users_${column}"`,
     `ALTER TABLE users DROP COLUMN "${column}"`,
   ]),
+  '0028_session_profile_keys': [
+    'DROP INDEX "apiKeys_sessionProfileId"',
+    'ALTER TABLE "apiKeys" DROP COLUMN "sessionProfileId"',
+  ],
   '0027_webhook_waiting_sources': [
     'DROP INDEX "webhookDeliveries_waitingFrom_queueKey"',
     'ALTER TABLE "webhookDeliveries" DROP COLUMN "waitingFrom"',
@@ -536,6 +540,53 @@ describe('migrations on a data dir', { timeout: 120_000 }, () => {
         'proven',
         'session',
         'unproven',
+      ])
+    } finally {
+      await migrated.close()
+    }
+  })
+
+  it("0028 fills the session-profile column of the API keys written before it: a profile's session keys are found by it, no other key", async () => {
+    const dir = tempDir('session-profile-keys')
+    dirs.push(dir)
+    const store = await openDataDir(dir)
+    const key = (id: string, more: Partial<ApiKeyRow> = {}): ApiKeyRow => {
+      const publicKey = `02${id.charCodeAt(0).toString(16).padStart(2, '0').repeat(32)}`
+      return {
+        id,
+        organizationId: 'org-1',
+        userId: 'user-1',
+        name: id,
+        publicKey,
+        keyInOrganization: apiKeyInOrganization(publicKey, 'org-1'),
+        curve: 'API_KEY_CURVE_P256',
+        credentialType: 'CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256',
+        expirationSeconds: '900',
+        createdAt: 1,
+        updatedAt: 1,
+        ...more,
+      }
+    }
+    await store.transaction(async (tx) => {
+      await tx.put('apiKeys', key('agent', { sessionProfileId: 'profile-1' }))
+      await tx.put('apiKeys', key('bot', { sessionProfileId: 'profile-1' }))
+      await tx.put('apiKeys', key('other', { sessionProfileId: 'profile-2' }))
+      await tx.put('apiKeys', key('plain'))
+    })
+    await store.close()
+    // As a version before 0028 left it: no column, no index.
+    rollBackTo(dir, '0028_session_profile_keys')
+    const migrated = await openDataDir(dir)
+    try {
+      const ids = async (value: string) =>
+        (await migrated.findBy('apiKeys', 'sessionProfileId', value)).map((row) => row.id).sort()
+      expect(await ids('profile-1')).toEqual(['agent', 'bot'])
+      expect(await ids('profile-2')).toEqual(['other'])
+      expect((await migrated.findBy('apiKeys', 'userId', 'user-1')).map((row) => row.id).sort()).toEqual([
+        'agent',
+        'bot',
+        'other',
+        'plain',
       ])
     } finally {
       await migrated.close()

@@ -1,7 +1,8 @@
 // Session profiles (issue 37) across two service instances on one PostgreSQL database: a session
 // issued on A under a profile is confined on B by the profile as it is now. Narrowed on A, the
-// session's next activity on B is refused; widened again, it passes; deleted on A, B refuses it at
-// once. No instance keeps a copy of a profile that could let a session outlive its scope.
+// session's next activity on B is refused; widened again, it passes; deleted on A, its session
+// ends with it and B refuses it at once. No instance keeps a copy of a profile that could let a
+// session outlive its scope.
 import { type Hex, serializeTransaction } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { ETHEREUM_ACCOUNT, type Harness, type Json, resultOf, testKey } from '../../src/testing/harness.ts'
@@ -86,13 +87,13 @@ describe('session profiles across two instances on PostgreSQL', () => {
     resultOf('latchkey_update_session_profile', await update(`wallet.id == '${walletId}'`))
     expect((await sign(b)).status).toBe(200)
 
-    // Deleted on A: B refuses at once, and so does A.
+    // Deleted on A: its session ended with it (its key deleted), B refuses it at once, and so does A.
     resultOf(
       'latchkey_delete_session_profile',
       await on(a).submit('latchkey_delete_session_profile', { sessionProfileId }, asOwner),
     )
-    expect(codeOf(await sign(b))).toEqual([403, 'SESSION_SCOPE_DENIED'])
-    expect(codeOf(await sign(a))).toEqual([403, 'SESSION_SCOPE_DENIED'])
+    expect(codeOf(await sign(b))).toEqual([401, 'PUBLIC_KEY_NOT_FOUND'])
+    expect(codeOf(await sign(a))).toEqual([401, 'PUBLIC_KEY_NOT_FOUND'])
     // The owner's own credentials are not confined.
     expect((await on(b).submit('create_wallet', { walletName: 'Mine', accounts: [] }, asOwner)).status).toBe(
       200,

@@ -704,6 +704,33 @@ function webhookWaitingSources(backend: StoreBackend): Migration {
   }
 }
 
+/**
+ * API keys by the session profile they were issued under (`ApiKeyRow.sessionProfileId`), through
+ * an index: deleting a profile ends its sessions (`latchkey_delete_session_profile`, in every
+ * sub-organization when the profile is an app's), reading the profile's keys, never every key of
+ * the organization tree. Filled from the documents of the keys that have one (login keys issued
+ * under a profile: no other row is rewritten).
+ */
+function sessionProfileKeys(backend: StoreBackend): Migration {
+  const field = jsonField(backend, 'sessionProfileId')
+  return {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('apiKeys').addColumn('sessionProfileId', backend.textType).execute()
+      await sql`update ${sql.table('apiKeys')} set ${sql.ref('sessionProfileId')} = ${field}
+        where ${field} is not null`.execute(db)
+      await db.schema
+        .createIndex('apiKeys_sessionProfileId')
+        .on('apiKeys')
+        .column('sessionProfileId')
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('apiKeys_sessionProfileId').execute()
+      await db.schema.alterTable('apiKeys').dropColumn('sessionProfileId').execute()
+    },
+  }
+}
+
 /** The migrations, with the column types of `backend`, by name in the order they apply. */
 function migrationsOf(backend: StoreBackend): Record<string, Migration> {
   return {
@@ -728,6 +755,8 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
     '0006_spending_limits': spendingLimitTables(backend),
     // Session profiles (limits/): a login naming one issues a session its scope confines.
     '0010_session_profiles': addTables({ sessionProfiles: ['organizationId'] }, backend.textType),
+    // A profile's session keys through an index: deleting the profile ends them.
+    '0028_session_profile_keys': sessionProfileKeys(backend),
     // Usage rows rewritten by every limited signing, never compressed below 8 KB (PostgreSQL).
     '0017_spending_usage_uncompressed': spendingUsageUncompressed(backend),
     // ---- wing: MFA (issue 38) ----

@@ -998,8 +998,16 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   // userEmail, userPhoneNumber: migration 0011_import_contacts (issue 40); userName: 0019_account_lookups;
   // verifiedEmail, verifiedPhone (DERIVED): 0021_verified_contacts.
   users: ['organizationId', 'userEmail', 'userPhoneNumber', 'userName', 'verifiedEmail', 'verifiedPhone'],
-  // keyInOrganization: migration 0016_api_key_lookup; registeredKey (DERIVED): 0026_registered_keys, an index on (registeredKey, id).
-  apiKeys: ['publicKey', 'userId', 'organizationId', 'keyInOrganization', 'registeredKey'],
+  // keyInOrganization: migration 0016_api_key_lookup; registeredKey (DERIVED): 0026_registered_keys, an index on (registeredKey, id);
+  // sessionProfileId: 0028_session_profile_keys.
+  apiKeys: [
+    'publicKey',
+    'userId',
+    'organizationId',
+    'keyInOrganization',
+    'registeredKey',
+    'sessionProfileId',
+  ],
   // publicKeyHex: migration 0019_account_lookups (list_suborgs's PUBLIC_KEY filter).
   authenticators: ['credentialId', 'userId', 'organizationId', 'publicKeyHex'],
   passkeySightings: [],
