@@ -193,10 +193,36 @@ const signInKeptBy = (origin: SessionOrigin): ((key: ApiKeyRow) => boolean) => {
 }
 
 /**
+ * The whole seconds left, from `now`, to the earliest expiry among the keys a session descends
+ * from (`origin.apiKeyIds`: a registered key with a lifetime that stamped the login, or the one
+ * its renewals carry forward), found among the user's `keys` (every opener is the user's own,
+ * `sessionOriginOf`); rounded down, so a session cut to it ends no later than the key. Undefined
+ * when none of them expires. A session opened by a passkey or a one-time token (an OTP or OAuth
+ * login: `origin` names no key) is not cut.
+ */
+export function secondsLeftOfOpeners(
+  origin: SessionOrigin,
+  keys: readonly ApiKeyRow[],
+  now: number,
+): number | undefined {
+  let earliest: number | undefined
+  for (const id of origin.apiKeyIds ?? []) {
+    const opener = keys.find((key) => key.id === id)
+    if (opener?.expirationSeconds === undefined) continue
+    const end = opener.createdAt + Number(opener.expirationSeconds) * 1000
+    earliest = earliest === undefined ? end : Math.min(earliest, end)
+  }
+  return earliest === undefined ? undefined : Math.floor((earliest - now) / 1000)
+}
+
+/**
  * A read-write session: registers `publicKey` on the user as an expiring session API key
  * (`invalidateExisting` first revokes the user's other login keys, but for those of the caller's
  * own sign-in when a session key stamped the login, `signInKeptBy`; login keys expired longer
- * than `EXPIRED_SESSION_KEY_KEPT_MS` go in any case) and returns the JWT.
+ * than `EXPIRED_SESSION_KEY_KEPT_MS` go in any case) and returns the JWT. It lives what the login
+ * asked (or its profile says), cut to the operator's ceiling and to the earliest expiry of the
+ * keys it descends from (`secondsLeftOfOpeners`): a session a temporary key opened, and every
+ * renewal of it, ends with that key.
  */
 export async function issueSession(
   ctx: ActivityContext,
@@ -223,12 +249,17 @@ export async function issueSession(
       ? await sessionProfileFor(ctx.tx, input.user, input.sessionProfileId, 'parameters.sessionProfileId')
       : undefined
   const asked = profile?.expirationSeconds ?? input.expirationSeconds
-  // The operator's ceiling cuts what the login asked for, or its profile says.
+  const keys = await ctx.tx.findBy('apiKeys', 'userId', input.user.id)
+  // A session ends no later than a key it descends from: one in its last second opens none.
+  const openerLeft = secondsLeftOfOpeners(input.origin, keys, ctx.now)
+  if (openerLeft !== undefined && openerLeft < 1)
+    throw sessionEnded('the key that opened it expires within a second')
+  // The operator's ceiling cuts what the login asked for, or its profile says, and so does that.
   const seconds = Math.min(
     asked !== undefined ? Math.max(1, Number(asked)) : DEFAULT_SESSION_SECONDS,
     (await sessionCeilingOf(ctx.tx, input.user.organizationId)) ?? MAX_SESSION_SECONDS,
+    openerLeft ?? MAX_SESSION_SECONDS,
   )
-  const keys = await ctx.tx.findBy('apiKeys', 'userId', input.user.id)
   const ownSignInKept = signInKeptBy(input.origin)
   let revoked = 0
   const kept: ApiKeyRow[] = []
@@ -334,7 +365,9 @@ const firstSessionWithoutOrigin = (key: ApiKeyRow, user: UserRow) =>
  * other. A login key without a recorded origin (issued by an older instance during an upgrade)
  * opens no session: its user signs in again; a sign-up's first session key without one passes on
  * the passkeys registered with its user (`firstSessionWithoutOrigin`). An origin key that has
- * expired opens nothing either: a session a temporary key opened is not renewed past its lifetime.
+ * expired opens nothing either: a session a temporary key opened is not renewed past its lifetime,
+ * and the session it opens is cut to end with it (`issueSession`, `secondsLeftOfOpeners`, from the
+ * origin's `apiKeyIds`, which this reports).
  */
 export async function sessionOriginOf(ctx: ActivityContext): Promise<SessionOrigin> {
   const { credential, userId } = ctx.caller
