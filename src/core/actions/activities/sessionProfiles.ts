@@ -50,7 +50,7 @@ export type DeleteSessionProfileParameters = ActivityParameters<'latchkey_delete
   ActionOptions
 export type DeleteSessionProfileReturnType = ActivityResult<'latchkey_delete_session_profile'>
 
-/** Deletes a profile (`latchkey_delete_session_profile`): every session issued under it is refused from then on. */
+/** Deletes a profile (`latchkey_delete_session_profile`): every session issued under it ends (its key is deleted, reads included). */
 export async function deleteSessionProfile(
   client: Latchkey,
   parameters: DeleteSessionProfileParameters,
