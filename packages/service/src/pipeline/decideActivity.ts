@@ -10,14 +10,17 @@ import { isExpired } from '../kernel/store/model.ts'
 import type { Reads, Transaction } from '../kernel/store/Store.ts'
 import type { PolicyScope, PolicyStruct } from '../policies/evaluateExpression.ts'
 import {
+  budgetSpent,
   combinePolicyResults,
   type DecisionBudget,
   decisionBudget,
   type EvaluatePoliciesInput,
   evaluatePolicies,
+  evaluatePoliciesInScopes,
   type PolicyEvaluationResult,
   type PolicyInput,
 } from '../policies/evaluatePolicies.ts'
+import { POLICY_LIMITS } from '../policies/limits.ts'
 import { type Approval, consensusContextOf, policyContextsOf } from '../policies/policyContextOf.ts'
 
 /**
@@ -273,7 +276,22 @@ export async function mayVote(
   return !latest || !(await standingApproval(reads, activity, latest, now))
 }
 
-/** Evaluates the organization's policies for `activity` with these approvals. */
+/**
+ * The organization's policies' judgement of an activity (`evaluate`). `spent`: its policies took
+ * more than one decision's steps (`POLICY_LIMITS.maxStepsPerDecision`) in its scopes together, and
+ * the outcome is then OUTCOME_DENY_IMPLICIT unless a DENY matched or the root quorum is met.
+ */
+type Judgement = PolicyEvaluationResult & { spent: boolean }
+
+/**
+ * Evaluates the organization's policies for `activity` with these approvals, in each of its scopes
+ * with one budget of steps (`evaluatePoliciesInScopes`: a policy is evaluated once for all the
+ * scopes that hold the same values of the keywords it reads). Past the budget it fails closed:
+ * the policies left error in the scopes left, so a DENY there was never evaluated and what allows
+ * elsewhere (an ALLOW with no condition costs no step) cannot decide. It is refused
+ * (OUTCOME_DENY_IMPLICIT) unless a DENY matched (OUTCOME_DENY_EXPLICIT) or the root quorum is met
+ * (root users are not governed by policies).
+ */
 async function evaluate(
   reads: Reads,
   activity: ActivityRow,
@@ -283,10 +301,14 @@ async function evaluate(
     facts,
     pending,
   }: { rootQuorumMet: boolean; facts?: PolicyFacts | undefined; pending?: PendingFacts | undefined },
-): Promise<PolicyEvaluationResult> {
+): Promise<Judgement> {
   const policies = await reads.findBy('policies', 'organizationId', activity.organizationId)
   if (policies.length === 0)
-    return { outcome: rootQuorumMet ? 'OUTCOME_ALLOW' : 'OUTCOME_DENY_IMPLICIT', evaluations: [] }
+    return {
+      outcome: rootQuorumMet ? 'OUTCOME_ALLOW' : 'OUTCOME_DENY_IMPLICIT',
+      evaluations: [],
+      spent: false,
+    }
   const consensus = await consensusContextOf(reads, activity.organizationId, approvals)
   const scopes = await policyContextsOf(reads, activity, {
     decodeTransaction: decodeTransactionForPolicy,
@@ -303,15 +325,18 @@ async function evaluate(
   }))
   // One budget for every scope: past it, the policies left get OUTCOME_ERROR in every scope after.
   const budget = decisionBudget()
-  const results = contexts.map((context) =>
-    evaluatePolicies({ policies: inputs, context, consensus, rootQuorumMet, budget }),
-  )
-  if (pending)
+  const results = evaluatePoliciesInScopes({ policies: inputs, contexts, consensus, rootQuorumMet, budget })
+  const spent = budgetSpent(budget)
+  // Out of steps, a dry run is refused unprepared: no ALLOW is evaluated again to learn whether
+  // the pending facts would let it allow (each would fail before reading them anyway).
+  if (pending && !spent)
     pending.read ||= allowFailedOnFacts(
       { policies: inputs, scopes, results, consensus, budget },
       pending.fields,
     )
-  return combinePolicyResults(results)
+  const combined = combinePolicyResults(results)
+  if (!spent || rootQuorumMet || combined.outcome === 'OUTCOME_DENY_EXPLICIT') return { ...combined, spent }
+  return { ...combined, outcome: 'OUTCOME_DENY_IMPLICIT', spent }
 }
 
 /**
@@ -387,12 +412,15 @@ async function endsOwnSession(reads: Reads, row: ActivityRow, caller: Caller): P
   return key?.userId === caller.userId && key.organizationId === row.organizationId && isSessionKey(key)
 }
 
-/** The refusal names the outcome and the activity, whose evaluations `get_policy_evaluations` returns. */
+/**
+ * The refusal names the outcome and the activity, whose evaluations `get_policy_evaluations`
+ * returns; one refused because its policies ran out of steps (`spent`) says so.
+ */
 async function refusal(
   outcome: 'OUTCOME_DENY_IMPLICIT' | 'OUTCOME_DENY_EXPLICIT',
   reads: Reads,
   activity: ActivityRow,
-  evaluations: readonly Evaluation[],
+  { evaluations, spent }: { evaluations: readonly Evaluation[]; spent: boolean },
 ): Promise<ApiError> {
   if (outcome === 'OUTCOME_DENY_EXPLICIT') {
     const denying = await mapInOrder(
@@ -404,6 +432,19 @@ async function refusal(
       extra: { outcome, activityId: activity.id },
     })
   }
+  if (spent)
+    return new PermissionError({
+      message:
+        `${activity.path} is refused: the policies of organization ${activity.organizationId} took more than ` +
+        `${POLICY_LIMITS.maxStepsPerDecision} steps to evaluate for it (one budget for all its accounts, ` +
+        'payloads, signers and calls), so some were never evaluated; split it into smaller activities',
+      extra: {
+        outcome,
+        activityId: activity.id,
+        limit: 'maxStepsPerDecision',
+        max: POLICY_LIMITS.maxStepsPerDecision,
+      },
+    })
   return new PermissionError({
     message: `no policy of organization ${activity.organizationId} allows ${activity.path} for user ${activity.userId}`,
     extra: { outcome, activityId: activity.id },
@@ -437,7 +478,11 @@ export async function decideActivity({
   }
   const rootQuorumMet = isRoot && (organization.rootQuorumThreshold <= 1 || Boolean(handler.skipConsensus))
   const approvals = [{ userId: caller.userId, credentialId: caller.credential.id }]
-  const { outcome: policyOutcome, evaluations } = await evaluate(tx, row, approvals, {
+  const {
+    outcome: policyOutcome,
+    evaluations,
+    spent,
+  } = await evaluate(tx, row, approvals, {
     rootQuorumMet,
     facts,
     pending,
@@ -462,7 +507,7 @@ export async function decideActivity({
   const outcome =
     policyOutcome === 'OUTCOME_DENY_EXPLICIT' ? 'OUTCOME_DENY_EXPLICIT' : 'OUTCOME_DENY_IMPLICIT'
   await recordEvaluation(tx, runtime, row, { outcome, evaluations })
-  return { outcome, error: await refusal(outcome, tx, row, evaluations) }
+  return { outcome, error: await refusal(outcome, tx, row, { evaluations, spent }) }
 }
 
 export interface VoteInput {
@@ -592,7 +637,11 @@ export async function decideStored({
   )
   const rootQuorumMet =
     rootApprovers.size >= organization.rootQuorumThreshold || (isRoot && Boolean(handler.skipConsensus))
-  const { outcome: policyOutcome, evaluations } = await evaluate(tx, activity, approvals, {
+  const {
+    outcome: policyOutcome,
+    evaluations,
+    spent,
+  } = await evaluate(tx, activity, approvals, {
     rootQuorumMet,
     facts,
   })
@@ -601,11 +650,13 @@ export async function decideStored({
     policyOutcome === 'OUTCOME_DENY_EXPLICIT' ? 'OUTCOME_DENY_EXPLICIT' : 'OUTCOME_DENY_IMPLICIT'
   await recordEvaluation(tx, runtime, activity, { outcome, evaluations })
   const error =
-    outcome === 'OUTCOME_DENY_IMPLICIT' && (isRoot || policyOutcome === 'OUTCOME_REQUIRES_CONSENSUS')
+    outcome === 'OUTCOME_DENY_IMPLICIT' &&
+    !spent &&
+    (isRoot || policyOutcome === 'OUTCOME_REQUIRES_CONSENSUS')
       ? new PermissionError({
           message: `${activity.path} by user ${activity.userId} now needs the approval of other users (the root quorum or a policy's consensus changed while it waited); submit it again`,
           extra: { outcome, activityId: activity.id },
         })
-      : await refusal(outcome, tx, activity, evaluations)
+      : await refusal(outcome, tx, activity, { evaluations, spent })
   return { outcome, error }
 }

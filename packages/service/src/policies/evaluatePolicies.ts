@@ -78,6 +78,40 @@ function holds(
   return value
 }
 
+/** One policy's outcome in one scope (`evaluatePolicies`); throws nothing. */
+function evaluatePolicy(
+  policy: PolicyInput,
+  context: PolicyScope,
+  consensusScope: PolicyScope,
+  budget: DecisionBudget,
+): PolicyOutcome {
+  try {
+    if (!holds(policy.condition, parseCondition, context, budget)) return 'OUTCOME_DENY_IMPLICIT'
+    const met = holds(policy.consensus, parseConsensus, consensusScope, budget)
+    if (policy.effect === 'EFFECT_DENY') return met ? 'OUTCOME_DENY_EXPLICIT' : 'OUTCOME_DENY_IMPLICIT'
+    return met ? 'OUTCOME_ALLOW' : 'OUTCOME_REQUIRES_CONSENSUS'
+  } catch {
+    return 'OUTCOME_ERROR'
+  }
+}
+
+/** One scope's outcome from its policies' (`evaluatePolicies`). */
+function combineEvaluations(
+  evaluations: readonly { outcome: PolicyOutcome }[],
+  rootQuorumMet: boolean,
+): PolicyOutcome {
+  const any = (outcome: PolicyOutcome) => evaluations.some((evaluation) => evaluation.outcome === outcome)
+  return rootQuorumMet
+    ? 'OUTCOME_ALLOW'
+    : any('OUTCOME_DENY_EXPLICIT')
+      ? 'OUTCOME_DENY_EXPLICIT'
+      : any('OUTCOME_ALLOW')
+        ? 'OUTCOME_ALLOW'
+        : any('OUTCOME_REQUIRES_CONSENSUS')
+          ? 'OUTCOME_REQUIRES_CONSENSUS'
+          : 'OUTCOME_DENY_IMPLICIT'
+}
+
 /**
  * Evaluates every policy against one activity and combines them:
  * root quorum met → ALLOW (policies still recorded); any matching DENY → DENY_EXPLICIT; any
@@ -91,32 +125,136 @@ export function evaluatePolicies(input: EvaluatePoliciesInput): PolicyEvaluation
     credentials: input.consensus.credentials,
   }
   const budget = input.budget ?? decisionBudget()
-  const evaluations = input.policies.map((policy) => {
-    let outcome: PolicyOutcome
-    try {
-      if (!holds(policy.condition, parseCondition, input.context, budget)) outcome = 'OUTCOME_DENY_IMPLICIT'
-      else {
-        const met = holds(policy.consensus, parseConsensus, consensusScope, budget)
-        if (policy.effect === 'EFFECT_DENY') outcome = met ? 'OUTCOME_DENY_EXPLICIT' : 'OUTCOME_DENY_IMPLICIT'
-        else outcome = met ? 'OUTCOME_ALLOW' : 'OUTCOME_REQUIRES_CONSENSUS'
-      }
-    } catch {
-      outcome = 'OUTCOME_ERROR'
-    }
-    return { policyId: policy.id, outcome }
-  })
-  const any = (outcome: PolicyOutcome) => evaluations.some((evaluation) => evaluation.outcome === outcome)
-  const outcome: PolicyOutcome = input.rootQuorumMet
-    ? 'OUTCOME_ALLOW'
-    : any('OUTCOME_DENY_EXPLICIT')
-      ? 'OUTCOME_DENY_EXPLICIT'
-      : any('OUTCOME_ALLOW')
-        ? 'OUTCOME_ALLOW'
-        : any('OUTCOME_REQUIRES_CONSENSUS')
-          ? 'OUTCOME_REQUIRES_CONSENSUS'
-          : 'OUTCOME_DENY_IMPLICIT'
-  return { outcome, evaluations }
+  const evaluations = input.policies.map((policy) => ({
+    policyId: policy.id,
+    outcome: evaluatePolicy(policy, input.context, consensusScope, budget),
+  }))
+  return { outcome: combineEvaluations(evaluations, input.rootQuorumMet), evaluations }
 }
+
+/**
+ * The keywords `tree` reads: its names not bound by an enclosing `.all/.any/.filter` (a variable
+ * named as a keyword hides it in its predicate, as `evaluateExpression` reads it). An expression's
+ * value depends on nothing else of its scope.
+ */
+export function keywordsRead(tree: Expr): ReadonlySet<string> {
+  const kept = keywordsOfTree.get(tree)
+  if (kept) return kept
+  const found = new Set<string>()
+  const walk = (node: Expr, bound: readonly string[]): void => {
+    if (node.type === 'ident') {
+      if (!bound.includes(node.name)) found.add(node.name)
+      return
+    }
+    if (node.type === 'lambda') {
+      walk(node.object, bound)
+      walk(node.body, [...bound, node.variable])
+      return
+    }
+    for (const child of childrenOf(node)) walk(child, bound)
+  }
+  walk(tree, [])
+  keywordsOfTree.set(tree, found)
+  return found
+}
+const keywordsOfTree = new WeakMap<Expr, ReadonlySet<string>>()
+
+/** The expressions `node` is made of (a lambda's object and body included). */
+function childrenOf(node: Expr): readonly Expr[] {
+  switch (node.type) {
+    case 'bool':
+    case 'int':
+    case 'string':
+    case 'ident':
+      return []
+    case 'list':
+      return node.items
+    case 'not':
+      return [node.operand]
+    case 'logical':
+      return node.operands
+    case 'compare':
+    case 'in':
+      return [node.left, node.right]
+    case 'field':
+      return [node.object]
+    case 'index':
+      return [node.object, node.index]
+    case 'slice':
+      return [node.object, ...(node.start ? [node.start] : []), ...(node.end ? [node.end] : [])]
+    case 'call':
+      return [node.object, ...node.args]
+    case 'lambda':
+      return [node.object, node.body]
+  }
+}
+
+/**
+ * The keywords of its scope a policy's outcome depends on, sorted; undefined when its condition
+ * does not parse (it errors in every scope alike). Its `consensus` reads the approvals, the same
+ * in every scope of one decision.
+ */
+function conditionKeywords(policy: PolicyInput): readonly string[] | undefined {
+  if (policy.condition === undefined || policy.condition.trim() === '') return []
+  try {
+    return [...keywordsRead(parseCondition(policy.condition))].sort()
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * `evaluatePolicies` in each of `contexts` (the scopes of one activity: `policyContextsOf`), with
+ * one `budget` for all. A policy is evaluated again only in a scope whose keywords it reads
+ * (`keywordsRead`) hold other values than in every scope it was evaluated in (the same values:
+ * the same primitive, or the same object, as scopes that differ in one keyword share the
+ * others); elsewhere its outcome is the one it had there. So a policy not reading
+ * `wallet_account` is evaluated once for the 1,000 accounts of an exported wallet, not 1,000
+ * times. Within the budget, each scope's result is the one `evaluatePolicies` gives it alone
+ * (expressions read nothing but their scope: `evaluateExpression`). Past the budget, a policy
+ * not evaluated yet fails (OUTCOME_ERROR), and one evaluated already keeps its outcome.
+ */
+export function evaluatePoliciesInScopes({
+  policies,
+  contexts,
+  consensus,
+  rootQuorumMet,
+  budget = decisionBudget(),
+}: Omit<EvaluatePoliciesInput, 'context'> & { contexts: readonly PolicyScope[] }): PolicyEvaluationResult[] {
+  const consensusScope: PolicyScope = { approvers: consensus.approvers, credentials: consensus.credentials }
+  // Per policy: its outcomes by the values of the keywords it reads, one map level per keyword.
+  const memos = policies.map((policy) => ({
+    keywords: conditionKeywords(policy) ?? [],
+    outcomes: new Map<unknown, unknown>(),
+  }))
+  return contexts.map((context) => {
+    const evaluations = policies.map((policy, index) => {
+      const { keywords, outcomes } = memos[index]!
+      let level = outcomes
+      for (const keyword of keywords.slice(0, -1)) {
+        const value = Object.hasOwn(context, keyword) ? context[keyword] : undefined
+        let next = level.get(value) as Map<unknown, unknown> | undefined
+        if (!next) {
+          next = new Map()
+          level.set(value, next)
+        }
+        level = next
+      }
+      const last = keywords.at(-1)
+      const key = last === undefined ? undefined : Object.hasOwn(context, last) ? context[last] : undefined
+      let outcome = level.get(key) as PolicyOutcome | undefined
+      if (outcome === undefined) {
+        outcome = evaluatePolicy(policy, context, consensusScope, budget)
+        level.set(key, outcome)
+      }
+      return { policyId: policy.id, outcome }
+    })
+    return { outcome: combineEvaluations(evaluations, rootQuorumMet), evaluations }
+  })
+}
+
+/** Whether `budget` ran out: a policy evaluated with it failed for want of steps. */
+export const budgetSpent = (budget: DecisionBudget): boolean => budget.remaining < 0
 
 /**
  * One decision from the evaluations of one activity in several scopes (each call of a batch): a

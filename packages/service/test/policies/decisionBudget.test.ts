@@ -3,14 +3,20 @@
 // deleted wallet and each call of a batch is a scope. With a budget per scope, an end user (root
 // of their own sub-organization) who stored costly policies once made each batch of 100 payloads
 // run 100 decisions' worth of steps on the service's thread, holding every other tenant up for
-// seconds.
+// seconds. The costly policies read `eth.eip_712`, which differs from payload to payload: a policy
+// reading nothing that differs between the scopes is evaluated once for all of them
+// (`evaluatePoliciesInScopes`), and would not spend the budget here.
 import { describe, expect, it } from 'vitest'
 import { POLICY_LIMITS } from '../../src/policies/limits.ts'
 import { createHarness, ETHEREUM_ACCOUNT, resultOf } from '../../src/testing/harness.ts'
+import { permit } from './typedData.ts'
 
 const list = `[${Array.from({ length: 150 }, () => '0').join(',')}]`
-/** Spends the whole per-expression budget (20,000 steps), then stops with OUTCOME_ERROR. */
-const COSTLY = `${list}.all(a, ${list}.all(b, a == b))`
+/**
+ * Spends the whole per-expression budget (20,000 steps), then stops with OUTCOME_ERROR, in each
+ * payload's scope (it reads the payload's `eth.eip_712`).
+ */
+const COSTLY = `eth.eip_712.primary_type != '' && ${list}.all(a, ${list}.all(b, a == b))`
 /** Costly policies that leave one expression's steps of the decision's budget. */
 const COSTLY_POLICIES = POLICY_LIMITS.maxStepsPerDecision / POLICY_LIMITS.maxSteps - 1
 
@@ -49,9 +55,9 @@ describe('the policy step budget of one decision', () => {
         'sign_raw_payloads',
         {
           signWith: sub.addresses![0],
-          payloads: Array.from({ length: payloads }, (_, i) => `0x${(i + 1).toString(16).padStart(64, '0')}`),
-          encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
-          hashFunction: 'HASH_FUNCTION_NO_OP',
+          payloads: Array.from({ length: payloads }, (_, i) => JSON.stringify(permit(String(i + 1)))),
+          encoding: 'PAYLOAD_ENCODING_EIP712',
+          hashFunction: 'HASH_FUNCTION_NOT_APPLICABLE',
         },
         as,
       )

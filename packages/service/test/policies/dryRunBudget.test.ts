@@ -35,8 +35,12 @@ vi.mock('../../src/policies/evaluateExpression.ts', async (importOriginal) => {
 })
 
 const list = `[${Array.from({ length: 150 }, () => '0').join(',')}]`
-/** Spends the whole per-expression budget (20,000 steps), then fails (OUTCOME_ERROR). */
-const COSTLY = `${list}.all(a, ${list}.all(b, a == b))`
+/**
+ * Spends the whole per-expression budget (20,000 steps), then fails (OUTCOME_ERROR), in each call's
+ * scope: it reads the call's `eth.tx` (a policy reading nothing that differs between the scopes is
+ * evaluated once for all of them, `evaluatePoliciesInScopes`, and would not spend the budget here).
+ */
+const COSTLY = `eth.tx.to != '' && ${list}.all(a, ${list}.all(b, a == b))`
 /** Costly policies that take most of one budget in a call's two scopes (the send and its call). */
 const COSTLY_POLICIES = 9
 const PAYEE = '0x00000000000000000000000000000000000c0ffe'
