@@ -1,4 +1,4 @@
-import type { WebhookEventBody } from '@latchkey/protocol'
+import { ACTIVITIES, type WebhookEventBody } from '@latchkey/protocol'
 import type { AppEvent } from '../kernel/appEvents.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { WebhookEndpointRow, WebhookEventRow } from '../kernel/store/model.ts'
@@ -14,14 +14,30 @@ export interface SubscriptionFilter {
   organizationIds?: string[]
 }
 
-/** Whether `endpoint` wants `event` (an active subscription of its type whose filter passes). */
+/**
+ * Every type name an activity accepts, by each of them (`ACTIVITY_TYPE_CREATE_API_KEYS` and its
+ * `_V2`, `INIT_OTP` V1 to V3, …): an event carries the name its caller submitted.
+ */
+const TYPE_NAMES = new Map<string, readonly string[]>(
+  Object.values(ACTIVITIES).flatMap((activity) =>
+    activity.types.map((type) => [type, activity.types] as const),
+  ),
+)
+
+/**
+ * Whether `endpoint` wants `event` (an active subscription of its type whose filter passes). An
+ * `activityTypes` filter matches an activity by any of the names it accepts: an end user who
+ * submits an older name of the activity the operator watches is still heard.
+ */
 export function wants(endpoint: WebhookEndpointRow, event: AppEvent): boolean {
   if (!endpoint.isActive) return false
   const data = event.data as Record<string, unknown>
+  const activityType = String(data.activityType)
+  const typeNames = TYPE_NAMES.get(activityType) ?? [activityType]
   return endpoint.subscriptions.some((subscription) => {
     if (!subscription.isActive || subscription.eventType !== event.type) return false
     const filter: SubscriptionFilter = subscription.filtersJson ? JSON.parse(subscription.filtersJson) : {}
-    if (filter.activityTypes && !filter.activityTypes.includes(String(data.activityType))) return false
+    if (filter.activityTypes && !typeNames.some((name) => filter.activityTypes!.includes(name))) return false
     if (filter.statuses && !filter.statuses.includes(String(data.activityStatus ?? data.status))) return false
     if (filter.organizationIds && !filter.organizationIds.includes(event.organization.id)) return false
     return true
