@@ -1,6 +1,6 @@
 import { ACTIVITIES, type ActivityPath } from '@latchkey/protocol'
 import { mapInOrder } from '../kernel/base/async.ts'
-import { PLAIN_INTEGER } from '../kernel/crypto/sign.ts'
+import { MAX_TYPED_DEPTH, PLAIN_INTEGER } from '../kernel/crypto/sign.ts'
 import type { PolicyFacts } from '../kernel/registry.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 import { canonicalPolicyValue } from './canonicalAddress.ts'
@@ -64,7 +64,9 @@ function typedValue(
   value: unknown,
   depth: number,
 ): PolicyValue | undefined {
-  if (depth > 16 || typeof type !== 'string') return undefined
+  // As deep as the signer signs: a field it signs past a shallower bound was left out, and a DENY
+  // on it errored and refused nothing.
+  if (depth > MAX_TYPED_DEPTH || typeof type !== 'string') return undefined
   if (type.endsWith(']')) {
     if (!Array.isArray(value)) return undefined
     const inner = type.slice(0, type.lastIndexOf('['))

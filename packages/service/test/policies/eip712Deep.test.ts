@@ -1,5 +1,5 @@
 // Typed data nested deeper than the signer's bound (64): the spelling check walked it with no depth
-// limit (the signer stops at 64, the policy reader at 16), so a message nested 14,000 deep, under
+// limit (the signer and the policy reader stop at 64), so a message nested 14,000 deep, under
 // the body limit, overflowed the stack, a RangeError answered as a 500. Now a 400.
 import { describe, expect, it } from 'vitest'
 import { ETHEREUM_ACCOUNT } from '../../src/testing/harness.ts'

@@ -115,8 +115,11 @@ const DERIVED_DOMAIN_FIELDS = [
 /** EIP-712's atomic types: what a struct may not be named. */
 const ATOMIC_TYPE = /^(bool|address|string|bytes\d*|u?int\d*)$/
 
-/** How deep typed data may nest, arrays and structs alike: micro-eth-signer's own bound. */
-const MAX_TYPED_DEPTH = 64
+/**
+ * How deep typed data may nest, arrays and structs alike: micro-eth-signer's own bound, and how deep
+ * the policies read it (`eth.eip_712`), so a DENY sees every field signed.
+ */
+export const MAX_TYPED_DEPTH = 64
 
 type StructTypes = Record<string, { name: string; type: string }[] | undefined>
 
