@@ -231,10 +231,16 @@ describe('createService', () => {
         )
       },
     }
-    // The delivery and webhooks wings register job handlers (sending codes, pruning deliveries,
-    // paging a resumed endpoint's backlog), so the worker runs.
+    // The delivery, limits and webhooks wings register job handlers (sending codes, deleting a
+    // deleted session profile's keys, pruning deliveries, paging a resumed endpoint's backlog), so
+    // the worker runs.
     const service = await createService({ ...WING_OPTIONS, plugins: [plugin] })
-    expect(service.runtime.jobs.kinds()).toEqual(['otp.deliver', 'webhooks.prune', 'webhooks.resume'])
+    expect(service.runtime.jobs.kinds()).toEqual([
+      'otp.deliver',
+      'limits.end_profile_sessions',
+      'webhooks.prune',
+      'webhooks.resume',
+    ])
     await service.close()
     expect([...new Set(order)]).toEqual(['jobs stopped', 'plugin closed, store open: true', 'store closing'])
   })

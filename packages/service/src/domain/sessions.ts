@@ -15,6 +15,7 @@ import {
   type UserRow,
 } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Reads.ts'
+import type { Transaction } from '../kernel/store/Store.ts'
 import { proxyConfigFor } from './proxyConfigFor.ts'
 import { verifiedContact } from './verifiedContact.ts'
 
@@ -445,26 +446,64 @@ export async function endSessionsOpenedWith(
   if (ended > 0) ctx.report('signin.sessions_revoked', { reason: 'credential_removed', count: ended })
 }
 
+/** Most keys of a deleted session profile one transaction of `endSessionsOfDeletedProfile` ends. */
+export const DELETED_PROFILE_BATCH = 200
+
+/** A session profile deleted (`latchkey_delete_session_profile`) whose sessions' keys are to go. */
+export interface DeletedProfile {
+  sessionProfileId: string
+  /** The deletion's activity: named by each `LATCHKEY_SESSION_REVOKED`, and in its id. */
+  activityId: string
+  /** The profile's organization, and its parent (the deletion's organization, as it read it). */
+  organizationId: string
+  parentOrganizationId?: string
+}
+
 /**
- * Ends every session issued under session profile `sessionProfileId` as the profile is deleted
- * (`latchkey_delete_session_profile`): its keys, read through their index (migration
- * 0028_session_profile_keys), in the profile's organization and, for an app's profile, in each of
- * its sub-organizations, are deleted in the deletion's transaction, so a session of the profile is
- * refused everything from its commit on, its queries too (`PUBLIC_KEY_NOT_FOUND`), on every
- * instance. Each live one gets its `LATCHKEY_SESSION_REVOKED` (`deleted`). A login under the
- * profile racing the deletion read the profile the deletion deletes, and the deletion read the
- * profile's keys the login adds to: on PostgreSQL both are SERIALIZABLE, so one of them runs again
- * and sees the other (the login's profile gone: 404; or its key, ended here).
+ * Deletes, in `tx`, up to `limit` keys of the sessions issued under a deleted session profile
+ * (the first by id, read through their index, migration 0028_session_profile_keys: in the
+ * profile's organization and, for an app's profile, in each of its sub-organizations), each live
+ * one with its `LATCHKEY_SESSION_REVOKED` (`deleted`, under an id of the deletion's activity and
+ * the key, so a rerun writes the same event). Run after the deletion committed, one transaction a
+ * batch (the limits wing's job), never in the deletion's own: a login under the profile adds a key
+ * to the range read here, so a deletion reading every key of a busy profile was failed by every
+ * such login that committed while it ran (SERIALIZABLE), past its reruns (503), while the profile
+ * stayed. The sessions are refused from the deletion's commit on anyway (`authenticateApiKey`
+ * finds their profile gone), so the keys going later changes nothing they may do. `more` says the
+ * page was full: another batch may find more. A login that read the profile before the deletion
+ * and commits after this batch read the range is a cycle on PostgreSQL (login, deletion, batch):
+ * one of them runs again, so its key is found by a batch or never written.
  */
-export async function endSessionsOfProfile(ctx: ActivityContext, sessionProfileId: string): Promise<void> {
+export async function endSessionsOfDeletedProfile(
+  runtime: Runtime,
+  tx: Transaction,
+  deleted: DeletedProfile,
+  limit = DELETED_PROFILE_BATCH,
+): Promise<{ ended: number; more: boolean }> {
+  const { sessionProfileId, activityId, organizationId, parentOrganizationId } = deleted
+  const keys = await tx.pageBy('apiKeys', {
+    field: 'sessionProfileId',
+    value: sessionProfileId,
+    by: 'id',
+    limit,
+  })
+  const now = runtime.now()
   let ended = 0
-  for (const key of await ctx.tx.findBy('apiKeys', 'sessionProfileId', sessionProfileId)) {
-    await ctx.tx.delete('apiKeys', key.id)
-    if (isExpired(key, ctx.now)) continue
+  for (const key of keys) {
+    await tx.delete('apiKeys', key.id)
+    if (isExpired(key, now)) continue
     ended++
-    await recordRevoked(ctx, { id: key.userId, organizationId: key.organizationId }, key, 'deleted')
+    await recordAppEvent(runtime, tx, {
+      id: `${activityId}.revoked.${key.id}`,
+      organization:
+        key.organizationId === organizationId
+          ? { id: organizationId, parentOrganizationId }
+          : { id: key.organizationId },
+      type: 'LATCHKEY_SESSION_REVOKED',
+      data: { userId: key.userId, apiKeyId: key.id, reason: 'deleted', activityId },
+    })
   }
-  if (ended > 0) ctx.report('signin.sessions_revoked', { reason: 'deleted', count: ended })
+  return { ended, more: keys.length === limit }
 }
 
 /**

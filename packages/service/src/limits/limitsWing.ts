@@ -11,6 +11,8 @@ import {
   confineToProfile,
   createSessionProfile,
   deleteSessionProfile,
+  END_PROFILE_SESSIONS_JOB,
+  endProfileSessionsHandler,
   getSessionProfile,
   getSessionProfiles,
   updateSessionProfile,
@@ -41,7 +43,8 @@ export const LIMITS_WING = 'limits'
  * sending handlers run in their own transaction: it refuses a signature over a limit covering
  * it, or reserves what it spends. And session profiles (sessionProfiles.ts): the published
  * `create_session_profile`, `latchkey_update/delete_session_profile`, the queries
- * `get_session_profile(s)`, and the confinement of every session issued under one to its scope.
+ * `get_session_profile(s)`, the confinement of every session issued under one to its scope, and the
+ * job that deletes a deleted profile's session keys (`limits.end_profile_sessions`).
  */
 export function limitsWing(options: LimitsWingOptions = {}): ServicePlugin<SpendGuard> {
   const spendGuard = createSpendGuard(options.limits)
@@ -60,7 +63,14 @@ export function limitsWing(options: LimitsWingOptions = {}): ServicePlugin<Spend
       get_session_profile: getSessionProfile,
       get_session_profiles: getSessionProfiles,
     },
-    state: { key: SPEND_GUARD, load: () => spendGuard },
+    state: {
+      key: SPEND_GUARD,
+      load: (runtime) => {
+        // A deleted profile's session keys go after its deletion, a batch a transaction.
+        runtime.jobs.handle(END_PROFILE_SESSIONS_JOB, endProfileSessionsHandler(runtime))
+        return spendGuard
+      },
+    },
     confine: confineToProfile,
     // A deleted sub-organization's limits, their usage rows and its session profiles go with it.
     async forget(tx, { organizationId }) {

@@ -4,7 +4,7 @@
 // profile to its scope. The activities are decided like any other (root quorum, or a policy naming
 // `activity.resource == 'POLICY'`): a session or agent key cannot create, widen or remove one.
 import { ACTIVITIES, type ActivityPath, type SessionProfile } from '@latchkey/protocol'
-import { endSessionsOfProfile } from '../domain/sessions.ts'
+import { type DeletedProfile, endSessionsOfDeletedProfile } from '../domain/sessions.ts'
 import {
   type ApiError,
   ConflictError,
@@ -15,7 +15,9 @@ import {
 } from '../kernel/base/errors.ts'
 import { timestampOf } from '../kernel/base/ids.ts'
 import { decodeTransactionForPolicy } from '../kernel/crypto/signTransaction.ts'
+import type { JobHandler } from '../kernel/JobQueue.ts'
 import type { Reader } from '../kernel/Reader.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
 import { defineActivity, defineQuery, type GateInput, type PolicyFactFields } from '../kernel/registry.ts'
 import type { SessionProfileRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Reads.ts'
@@ -168,18 +170,79 @@ export const updateSessionProfile = defineActivity('latchkey_update_session_prof
   },
 })
 
+/** The job that ends the sessions of a deleted session profile, a batch at a time (`endProfileSessionsHandler`). */
+export const END_PROFILE_SESSIONS_JOB = 'limits.end_profile_sessions'
+
+/** The job's id for a profile: the deletion's rerun writes the same one. */
+const endProfileSessionsJobId = (sessionProfileId: string) =>
+  `${END_PROFILE_SESSIONS_JOB}:${sessionProfileId}`
+
+/**
+ * Deleting a profile ends its sessions. Its transaction deletes the profile row and writes the job
+ * that deletes their keys (`END_PROFILE_SESSIONS_JOB`): a few writes, whatever the profile's
+ * sessions, so a stream of logins under the profile (each reads it and adds a key under it) does
+ * not hold it off: a login either commits first or finds the profile gone (404
+ * `SESSION_PROFILE_NOT_FOUND`). From its commit, on every instance, each session of the profile is
+ * refused everything, reads included (`authenticateApiKey`: its profile is gone, 401
+ * `PUBLIC_KEY_NOT_FOUND`), its activities too (`confineToProfile`), a key an older instance wrote
+ * without the profile's index column among them. The job then deletes their keys, in every
+ * sub-organization for an app's profile, each live one with its `LATCHKEY_SESSION_REVOKED`
+ * (`deleted`, naming this activity).
+ */
 export const deleteSessionProfile = defineActivity('latchkey_delete_session_profile', {
   parse: (r) => ({ sessionProfileId: r.string('sessionProfileId', { max: 200 }) }),
   run: async (ctx, p) => {
     const profile = await findSessionProfile(ctx.tx, ctx.organization.id, p.sessionProfileId)
-    // Its sessions end here, in its organization and (an app's profile) its sub-organizations:
-    // their keys go, so they read nothing more either. One issued by an older instance without the
-    // key's index column is refused every activity still (confineToProfile finds no profile).
     await ctx.tx.delete('sessionProfiles', profile.id)
-    await endSessionsOfProfile(ctx, profile.id)
+    const payload: DeletedProfile = {
+      sessionProfileId: profile.id,
+      activityId: ctx.activityId,
+      organizationId: ctx.organization.id,
+      ...(ctx.organization.parentOrganizationId !== undefined
+        ? { parentOrganizationId: ctx.organization.parentOrganizationId }
+        : {}),
+    }
+    await ctx.runtime.jobs.enqueue(ctx.tx, END_PROFILE_SESSIONS_JOB, payload, {
+      id: endProfileSessionsJobId(profile.id),
+    })
     return { sessionProfileId: profile.id }
   },
 })
+
+/** Longest a run of the job deletes batches before it hands on to its next run (put again). */
+const RUN_BUDGET_MS = 5000
+
+/**
+ * The `limits.end_profile_sessions` job: deletes the keys of a deleted profile's sessions
+ * (`endSessionsOfDeletedProfile`), `DELETED_PROFILE_BATCH` keys a transaction, until a batch finds
+ * fewer. A run that has deleted for `RUN_BUDGET_MS` puts its job again, due now, in its last
+ * batch's transaction, and ends, so one profile's thousands of sessions neither hold a run slot
+ * past its timeout nor keep the other jobs waiting; a run that dies between batches is run again
+ * (its lease runs out) and goes on from what is left (every batch reads what is still there).
+ */
+export function endProfileSessionsHandler(runtime: Runtime): JobHandler<DeletedProfile> {
+  return {
+    maxAttempts: Number.MAX_SAFE_INTEGER,
+    timeoutMs: RUN_BUDGET_MS + 60_000,
+    async run(payload, context) {
+      const started = Date.now()
+      for (;;) {
+        const { ended, more, handOn } = await runtime.store.transaction(async (tx) => {
+          const batch = await endSessionsOfDeletedProfile(runtime, tx, payload)
+          const handOn = batch.more && (Date.now() - started > RUN_BUDGET_MS || context.signal.aborted)
+          if (handOn)
+            await runtime.jobs.enqueue(tx, END_PROFILE_SESSIONS_JOB, payload, {
+              id: endProfileSessionsJobId(payload.sessionProfileId),
+            })
+          return { ...batch, handOn }
+        })
+        // Counted once committed (a rerun of the batch's transaction counts once).
+        if (ended > 0) runtime.emit('signin.sessions_revoked', { reason: 'deleted', count: ended })
+        if (!more || handOn) return
+      }
+    },
+  }
+}
 
 export const renderSessionProfile = (profile: SessionProfileRow): SessionProfile => ({
   sessionProfileId: profile.id,

@@ -214,6 +214,13 @@ async function authenticateApiKey(
       code: 'STAMP_INVALID',
       message: `stamp scheme ${stamp.scheme} does not match the key's curve ${key.curve}`,
     })
+  // A session of a deleted session profile ended with it, from the deletion's commit on, here as
+  // for a deleted key (the kit signs out): its key goes after that commit, a batch at a time
+  // (`limits.end_profile_sessions`), and one an older instance wrote without the column that job
+  // reads by is never found by it. One row by id, for a profiled key only; before the expiry, so
+  // the answer is a deleted key's whether or not the job has deleted it yet.
+  if (key.sessionProfileId !== undefined && !(await reads.get('sessionProfiles', key.sessionProfileId)))
+    throw new AuthenticationError({ code: 'PUBLIC_KEY_NOT_FOUND', message: SESSION_KEY_MESSAGES.notFound })
   if (isExpired(key, runtime.now()))
     throw new AuthenticationError({ code: 'API_KEY_EXPIRED', message: SESSION_KEY_MESSAGES.expired })
   if (key.unproven && found.proves) await markProven(runtime, key)

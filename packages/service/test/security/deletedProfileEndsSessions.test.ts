@@ -1,5 +1,7 @@
-// Deleting a session profile (`latchkey_delete_session_profile`) ends its sessions: their keys are
-// deleted in its transaction (domain/sessions.ts `endSessionsOfProfile`, read through the index of
+// Deleting a session profile (`latchkey_delete_session_profile`) ends its sessions: from its commit
+// a key issued under the profile is refused everything (`authenticateApiKey` finds its profile
+// gone), and the limits wing's job (`limits.end_profile_sessions`) deletes those keys after it, a
+// batch a transaction (domain/sessions.ts `endSessionsOfDeletedProfile`, read through the index of
 // migration 0028_session_profile_keys), so a session of the deleted profile reads nothing more
 // either. Before, only its activities were refused: its queries (users and their contacts, API
 // keys, wallets, whoami) answered 200 for the rest of its life, up to 30 days
@@ -7,9 +9,11 @@
 // every sub-organization; other sessions stay; each live one ended is a LATCHKEY_SESSION_REVOKED
 // (`deleted`). On two instances of one PostgreSQL database the other instance refuses them as
 // well, and a login under the profile racing its deletion on the other instance either fails
-// (the profile is gone) or is ended by it.
+// (the profile is gone) or is ended by it. (The deletion under a stream of logins:
+// profileDeletionUnderLogins.test.ts.)
 import { describe, expect, it } from 'vitest'
 import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
+import { END_PROFILE_SESSIONS_JOB } from '../../src/limits/sessionProfiles.ts'
 import {
   createHarness,
   ETHEREUM_ACCOUNT,
@@ -92,6 +96,23 @@ async function deleteProfile(
   return h.submit('latchkey_delete_session_profile', { sessionProfileId }, at)
 }
 
+/**
+ * Runs the deleted profiles' key deletions (`limits.end_profile_sessions`) until none is left: on
+ * `instances`' workers (and their own polling), within a bound.
+ */
+async function endDeletedSessions(...instances: Harness[]) {
+  const { store } = instances[0]!.service
+  const deadline = Date.now() + 30_000
+  while ((await store.count('jobs', 'kind', END_PROFILE_SESSIONS_JOB)) > 0 && Date.now() < deadline) {
+    for (const h of instances) {
+      await h.service.runtime.jobs.runDue()
+      await h.service.runtime.jobs.idle()
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  expect(await store.count('jobs', 'kind', END_PROFILE_SESSIONS_JOB)).toBe(0)
+}
+
 /** Whether `as` still reads `organizationId` on `h` (list_wallets' status). */
 const reads = async (h: Harness, as: TestKey, organizationId: string) =>
   (await h.query('list_wallets', { organizationId }, { as, organizationId })).status
@@ -148,7 +169,8 @@ describe('deleting a session profile ends its sessions', () => {
         for (const key of [other.key, plain.key, owner]) expect(await reads(h, key, organizationId)).toBe(200)
       }
     }
-    // Their keys are gone; the others' stay.
+    // Their keys are gone once the deletion's job ran; the others' stay.
+    await endDeletedSessions(h)
     const left = (await h.service.store.findBy('apiKeys', 'organizationId', organizationId)).map(
       (key) => key.id,
     )
@@ -184,6 +206,9 @@ describe('deleting a session profile ends its sessions', () => {
       codeOf(await h.query('list_wallets', {}, { as: b.key, organizationId: two.organizationId })),
     ).toEqual([401, 'PUBLIC_KEY_NOT_FOUND'])
     expect(await reads(h, kept.key, two.organizationId)).toBe(200)
+    // Refused while their keys are still there: the job that deletes them has not run yet.
+    expect(await h.service.store.get('apiKeys', a.apiKeyId)).toBeDefined()
+    await endDeletedSessions(h)
     for (const gone of [a, b, expired])
       expect(await h.service.store.get('apiKeys', gone.apiKeyId)).toBeUndefined()
     const events = (await revoked(h)).slice(before)
@@ -260,6 +285,8 @@ describe('deleting a session profile on two instances of one PostgreSQL database
         expect(
           codeOf(await h.query('list_wallets', {}, { as: key, organizationId: sub.organizationId })),
         ).toEqual([401, 'PUBLIC_KEY_NOT_FOUND'])
+      // And its key, if it was issued, goes with the deletion's job (on either instance).
+      await endDeletedSessions(a, b)
       expect(await a.service.store.findBy('apiKeys', 'sessionProfileId', sessionProfileId)).toEqual([])
     }
     for (const h of [a, b]) await h.service.close()
