@@ -50,7 +50,7 @@ export type DeleteSessionProfileParameters = ActivityParameters<'latchkey_delete
   ActionOptions
 export type DeleteSessionProfileReturnType = ActivityResult<'latchkey_delete_session_profile'>
 
-/** Deletes a profile (`latchkey_delete_session_profile`): every session issued under it ends (its key is deleted, reads included). */
+/** Deletes a profile (`latchkey_delete_session_profile`): every session issued under it is refused at once, reads included, and its key deleted shortly after. */
 export async function deleteSessionProfile(
   client: Latchkey,
   parameters: DeleteSessionProfileParameters,
