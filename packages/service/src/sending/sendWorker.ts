@@ -189,12 +189,26 @@ async function update(
       if (options.whileVersion !== undefined && current.txHash !== options.whileVersion) return false
       if (options.whileClaimed && current.notBefore !== row.notBefore) return false
       await options.also?.(tx, current)
-      const next = { ...current, ...changes, updatedAt: runtime.now() }
+      const changed = changes.status !== undefined && changes.status !== current.status
+      // Each status change is counted by the write that makes it (read in this transaction: a
+      // rerun counts the same), and its event named by its number: a send BROADCASTED again (a
+      // replacement, or back to the version a refused replacement replaced) is a new event, never
+      // the id an earlier change had (one id with two bodies, the second overwriting the first's
+      // delivery: its number never sent).
+      const statusChanges = (current.statusChanges ?? 0) + (changed ? 1 : 0)
+      const next = {
+        ...current,
+        ...changes,
+        ...(changed ? { statusChanges } : {}),
+        updatedAt: runtime.now(),
+      }
       await tx.put('sendTransactions', next)
-      // A fill is the operator's (no tenant sent it): no webhook reports it.
-      if (next.status !== current.status && current.fills === undefined)
+      // A fill is the operator's (no tenant sent it): no webhook reports it. Nor does a send made
+      // PENDING again (a replacement recorded, not yet broadcast): its BROADCASTED, with the new
+      // version's hash, follows (docs/webhooks.md: BROADCASTED, INCLUDED, FAILED).
+      if (changed && next.status !== 'PENDING' && current.fills === undefined)
         await recordAppEvent(runtime, tx, {
-          id: `${row.id}.status.${next.status}`,
+          id: `${row.id}.status.${statusChanges}.${next.status}`,
           organization: { id: current.organizationId },
           type: 'SEND_TRANSACTION_STATUS_UPDATES',
           data: {

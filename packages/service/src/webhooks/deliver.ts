@@ -536,6 +536,11 @@ export async function fanOut(
           : await tx.get('webhookEndpoints', endpointId)
         endpoints.set(endpointId, endpoint)
         if (!endpoint) continue
+        // An event id already delivered to this endpoint (recorded again: a status change named as
+        // an earlier one was) keeps its first delivery: a new row under its id would overwrite it
+        // (its number never sent, gone from the listing) and send the receiver one id with two
+        // bodies, the second dropped as a duplicate. A rerun of a transaction writes the same.
+        if (await tx.get('webhookDeliveries', deliveryIdOf(event.id, endpointId))) continue
         const sequence = endpoint.sequence + 1
         endpoints.set(endpointId, { ...endpoint, sequence })
         const listKey = listKeyOf(event.createdAt, runtime.newId())

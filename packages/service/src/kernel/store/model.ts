@@ -503,6 +503,15 @@ export interface SendTransactionRow extends Row {
   txHash: string
   status: 'PENDING' | 'BROADCASTED' | 'INCLUDED' | 'FAILED' | 'CANCELLED'
   /**
+   * How many times `status` changed since the send was recorded: the write that changes it counts
+   * it (`sendWorker`'s `update`, in its transaction, so a rerun counts the same). The change's
+   * SEND_TRANSACTION_STATUS_UPDATES event is named by it (`<send>.status.<n>.<STATUS>`), so a send
+   * BROADCASTED again (a replacement, or back to the version a refused one replaced) is a new
+   * event, never one an earlier status change already named. Absent: none counted yet (a row
+   * written before it was, whose events were named `<send>.status.<STATUS>`).
+   */
+  statusChanges?: number
+  /**
    * A Solana send whose blockhash the cluster's node did not know when it was signed: perhaps
    * another cluster's, so ending expired here does not give back what it reserved (`solanaSender`).
    */
