@@ -109,7 +109,7 @@ export interface WebhookEventDataMap {
     sendTransactionStatusId: string
     /** CAIP-2, e.g. `eip155:1`. */
     caip2: string
-    /** `BROADCASTING`, `INCLUDED`, `FAILED`, … */
+    /** `BROADCASTED`, `INCLUDED` or `FAILED` (a PENDING send between a replacement and its broadcast is no event) */
     status: string
     txHash?: string
   }
