@@ -13,6 +13,7 @@ import {
   budgetSpent,
   combinePolicyResults,
   type DecisionBudget,
+  type DenyOutOfSteps,
   decisionBudget,
   type EvaluatePoliciesInput,
   evaluatePolicies,
@@ -278,10 +279,14 @@ export async function mayVote(
 
 /**
  * The organization's policies' judgement of an activity (`evaluate`). `spent`: its policies took
- * more than one decision's steps (`POLICY_LIMITS.maxStepsPerDecision`) in its scopes together, and
- * the outcome is then OUTCOME_DENY_IMPLICIT unless a DENY matched or the root quorum is met.
+ * more than one decision's steps (`POLICY_LIMITS.maxStepsPerDecision`) in its scopes together.
+ * `deniesOutOfSteps`: a DENY ran out of its own steps (`POLICY_LIMITS.maxSteps`) in some scope.
+ * Either way the outcome is OUTCOME_DENY_IMPLICIT unless a DENY matched or the root quorum is met.
  */
 type Judgement = PolicyEvaluationResult & { spent: boolean }
+
+/** Why a refusal for want of steps was made (`refusal`): what `Judgement` carries of it. */
+type StepsRefused = Pick<Judgement, 'spent' | 'deniesOutOfSteps'>
 
 /**
  * Evaluates the organization's policies for `activity` with these approvals, in each of its scopes
@@ -290,7 +295,9 @@ type Judgement = PolicyEvaluationResult & { spent: boolean }
  * the policies left error in the scopes left, so a DENY there was never evaluated and what allows
  * elsewhere (an ALLOW with no condition costs no step) cannot decide. It is refused
  * (OUTCOME_DENY_IMPLICIT) unless a DENY matched (OUTCOME_DENY_EXPLICIT) or the root quorum is met
- * (root users are not governed by policies).
+ * (root users are not governed by policies). So is an activity one of whose DENYs ran out of its
+ * own steps (`deniesOutOfSteps`: a list the caller sized can run it past them before the value it
+ * denies), however much of the budget is left.
  */
 async function evaluate(
   reads: Reads,
@@ -327,15 +334,20 @@ async function evaluate(
   const budget = decisionBudget()
   const results = evaluatePoliciesInScopes({ policies: inputs, contexts, consensus, rootQuorumMet, budget })
   const spent = budgetSpent(budget)
+  const combined = combinePolicyResults(results)
+  // A DENY out of steps refuses the scope it ran out in already (`evaluatePolicies`); checked
+  // again here as one decision, as `spent` is.
+  const denyOutOfSteps = (combined.deniesOutOfSteps?.length ?? 0) > 0
   // Out of steps, a dry run is refused unprepared: no ALLOW is evaluated again to learn whether
-  // the pending facts would let it allow (each would fail before reading them anyway).
-  if (pending && !spent)
+  // the pending facts would let it allow (each would fail before reading them anyway; a DENY that
+  // ran out of steps read no pending fact before it did, so it runs out again with them).
+  if (pending && !spent && !denyOutOfSteps)
     pending.read ||= allowFailedOnFacts(
       { policies: inputs, scopes, results, consensus, budget },
       pending.fields,
     )
-  const combined = combinePolicyResults(results)
-  if (!spent || rootQuorumMet || combined.outcome === 'OUTCOME_DENY_EXPLICIT') return { ...combined, spent }
+  if ((!spent && !denyOutOfSteps) || rootQuorumMet || combined.outcome === 'OUTCOME_DENY_EXPLICIT')
+    return { ...combined, spent }
   return { ...combined, outcome: 'OUTCOME_DENY_IMPLICIT', spent }
 }
 
@@ -414,13 +426,14 @@ async function endsOwnSession(reads: Reads, row: ActivityRow, caller: Caller): P
 
 /**
  * The refusal names the outcome and the activity, whose evaluations `get_policy_evaluations`
- * returns; one refused because its policies ran out of steps (`spent`) says so.
+ * returns; one refused because its policies ran out of steps (`spent`), or a DENY ran out of its
+ * own (`deniesOutOfSteps`), says so.
  */
 async function refusal(
   outcome: 'OUTCOME_DENY_IMPLICIT' | 'OUTCOME_DENY_EXPLICIT',
   reads: Reads,
   activity: ActivityRow,
-  { evaluations, spent }: { evaluations: readonly Evaluation[]; spent: boolean },
+  { evaluations, spent, deniesOutOfSteps }: { evaluations: readonly Evaluation[] } & StepsRefused,
 ): Promise<ApiError> {
   if (outcome === 'OUTCOME_DENY_EXPLICIT') {
     const denying = await mapInOrder(
@@ -445,11 +458,32 @@ async function refusal(
         max: POLICY_LIMITS.maxStepsPerDecision,
       },
     })
+  const deny = ownStepsRanOut(deniesOutOfSteps)
+  if (deny) {
+    const name = (await reads.get('policies', deny.policyId))?.name ?? deny.policyId
+    return new PermissionError({
+      message:
+        `${activity.path} is refused: DENY policy '${name}' took more than ${POLICY_LIMITS.maxSteps} steps ` +
+        'to evaluate for it, so whether it denies it is unknown; shorten the lists it reads',
+      extra: {
+        outcome,
+        activityId: activity.id,
+        limit: 'maxSteps',
+        max: POLICY_LIMITS.maxSteps,
+        policyId: deny.policyId,
+        policyName: name,
+      },
+    })
+  }
   return new PermissionError({
     message: `no policy of organization ${activity.organizationId} allows ${activity.path} for user ${activity.userId}`,
     extra: { outcome, activityId: activity.id },
   })
 }
+
+/** The first DENY that ran out of its own steps (`POLICY_LIMITS.maxSteps`), if one did. */
+const ownStepsRanOut = (denies: readonly DenyOutOfSteps[] | undefined): DenyOutOfSteps | undefined =>
+  denies?.find((deny) => deny.limit === 'maxSteps')
 
 /**
  * A new activity. Callers the policies do not govern are allowed as before: parent-organization
@@ -482,6 +516,7 @@ export async function decideActivity({
     outcome: policyOutcome,
     evaluations,
     spent,
+    deniesOutOfSteps,
   } = await evaluate(tx, row, approvals, {
     rootQuorumMet,
     facts,
@@ -507,7 +542,7 @@ export async function decideActivity({
   const outcome =
     policyOutcome === 'OUTCOME_DENY_EXPLICIT' ? 'OUTCOME_DENY_EXPLICIT' : 'OUTCOME_DENY_IMPLICIT'
   await recordEvaluation(tx, runtime, row, { outcome, evaluations })
-  return { outcome, error: await refusal(outcome, tx, row, { evaluations, spent }) }
+  return { outcome, error: await refusal(outcome, tx, row, { evaluations, spent, deniesOutOfSteps }) }
 }
 
 export interface VoteInput {
@@ -641,6 +676,7 @@ export async function decideStored({
     outcome: policyOutcome,
     evaluations,
     spent,
+    deniesOutOfSteps,
   } = await evaluate(tx, activity, approvals, {
     rootQuorumMet,
     facts,
@@ -652,11 +688,12 @@ export async function decideStored({
   const error =
     outcome === 'OUTCOME_DENY_IMPLICIT' &&
     !spent &&
+    !ownStepsRanOut(deniesOutOfSteps) &&
     (isRoot || policyOutcome === 'OUTCOME_REQUIRES_CONSENSUS')
       ? new PermissionError({
           message: `${activity.path} by user ${activity.userId} now needs the approval of other users (the root quorum or a policy's consensus changed while it waited); submit it again`,
           extra: { outcome, activityId: activity.id },
         })
-      : await refusal(outcome, tx, activity, { evaluations, spent })
+      : await refusal(outcome, tx, activity, { evaluations, spent, deniesOutOfSteps })
   return { outcome, error }
 }

@@ -22,6 +22,22 @@ export class PolicyRuntimeError extends ServiceError {
   }
 }
 
+/**
+ * An evaluation stopped for want of steps: its own (`limit: 'maxSteps'`, `POLICY_LIMITS.maxSteps`)
+ * or the decision's (`'maxStepsPerDecision'`, the shared `budget`). Unlike the other runtime errors
+ * it can come of values the caller chose (a list it sized), so a DENY stopped by it fails closed
+ * (`evaluatePolicies`: `denyOutOfSteps`).
+ */
+export class PolicyStepLimitError extends PolicyRuntimeError {
+  override name = 'PolicyStepLimitError'
+  readonly limit: 'maxSteps' | 'maxStepsPerDecision'
+
+  constructor(reason: string, position: number, limit: 'maxSteps' | 'maxStepsPerDecision') {
+    super(reason, position)
+    this.limit = limit
+  }
+}
+
 export const typeOf = (value: PolicyValue): string =>
   typeof value === 'boolean'
     ? 'bool'
@@ -39,7 +55,8 @@ const isStruct = (value: PolicyValue): value is PolicyStruct =>
 /**
  * Evaluates a parsed expression over `scope`. Ints compare exactly at any size; `&&`/`||` short-
  * circuit (so `activity.type == 'X' && eth.tx.to == ..` never reads `eth` for other activities);
- * every node and every list item compared costs a step, and more than `maxSteps` steps stop it.
+ * every node and every list item compared costs a step, and more than `maxSteps` steps stop it
+ * (`PolicyStepLimitError`).
  */
 export function evaluateExpression(
   tree: Expr,
@@ -51,11 +68,16 @@ export function evaluateExpression(
   let steps = 0
   const spend = (pos: number, count = 1) => {
     steps += count
-    if (steps > maxSteps) throw new PolicyRuntimeError(`evaluation exceeded ${maxSteps} steps`, pos)
+    if (steps > maxSteps)
+      throw new PolicyStepLimitError(`evaluation exceeded ${maxSteps} steps`, pos, 'maxSteps')
     if (!budget) return
     budget.remaining -= count
     if (budget.remaining < 0)
-      throw new PolicyRuntimeError('the policies of this activity exceeded their evaluation budget', pos)
+      throw new PolicyStepLimitError(
+        'the policies of this activity exceeded their evaluation budget',
+        pos,
+        'maxStepsPerDecision',
+      )
   }
 
   const equal = (a: PolicyValue, b: PolicyValue, pos: number): boolean => {

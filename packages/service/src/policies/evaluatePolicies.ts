@@ -1,6 +1,11 @@
 import type { PolicyOutcome } from '@latchkey/protocol'
 import type { Expr } from './ast.ts'
-import { evaluateExpression, type PolicyScope, type PolicyValue } from './evaluateExpression.ts'
+import {
+  evaluateExpression,
+  type PolicyScope,
+  PolicyStepLimitError,
+  type PolicyValue,
+} from './evaluateExpression.ts'
 import { POLICY_LIMITS } from './limits.ts'
 import { CONDITION_KEYWORDS, CONSENSUS_KEYWORDS, parsePolicy } from './parsePolicy.ts'
 
@@ -43,6 +48,18 @@ export const decisionBudget = (): DecisionBudget => ({ remaining: POLICY_LIMITS.
 export interface PolicyEvaluationResult {
   outcome: PolicyOutcome
   evaluations: { policyId: string; outcome: PolicyOutcome }[]
+  /**
+   * The DENY policies whose evaluation stopped for want of steps (recorded as OUTCOME_ERROR), and
+   * which limit stopped it; absent when none did. Such a DENY fails closed: its scope is refused
+   * (OUTCOME_DENY_IMPLICIT) unless a DENY matched or the root quorum is met (`combineEvaluations`).
+   */
+  deniesOutOfSteps?: DenyOutOfSteps[]
+}
+
+/** A DENY policy whose evaluation ran out of steps: its own (`maxSteps`) or the decision's. */
+export interface DenyOutOfSteps {
+  policyId: string
+  limit: PolicyStepLimitError['limit']
 }
 
 /** Parsed expressions by source: policies are re-evaluated on every activity and vote. */
@@ -78,38 +95,71 @@ function holds(
   return value
 }
 
-/** One policy's outcome in one scope (`evaluatePolicies`); throws nothing. */
+/**
+ * One policy's outcome in one scope (`evaluatePolicies`); throws nothing. `outOfSteps`: it failed
+ * (OUTCOME_ERROR) for want of steps, and which limit stopped it.
+ */
 function evaluatePolicy(
   policy: PolicyInput,
   context: PolicyScope,
   consensusScope: PolicyScope,
   budget: DecisionBudget,
-): PolicyOutcome {
+): PolicyJudged {
   try {
-    if (!holds(policy.condition, parseCondition, context, budget)) return 'OUTCOME_DENY_IMPLICIT'
+    if (!holds(policy.condition, parseCondition, context, budget)) return { outcome: 'OUTCOME_DENY_IMPLICIT' }
     const met = holds(policy.consensus, parseConsensus, consensusScope, budget)
-    if (policy.effect === 'EFFECT_DENY') return met ? 'OUTCOME_DENY_EXPLICIT' : 'OUTCOME_DENY_IMPLICIT'
-    return met ? 'OUTCOME_ALLOW' : 'OUTCOME_REQUIRES_CONSENSUS'
-  } catch {
-    return 'OUTCOME_ERROR'
+    if (policy.effect === 'EFFECT_DENY')
+      return { outcome: met ? 'OUTCOME_DENY_EXPLICIT' : 'OUTCOME_DENY_IMPLICIT' }
+    return { outcome: met ? 'OUTCOME_ALLOW' : 'OUTCOME_REQUIRES_CONSENSUS' }
+  } catch (error) {
+    return error instanceof PolicyStepLimitError
+      ? { outcome: 'OUTCOME_ERROR', outOfSteps: error.limit }
+      : { outcome: 'OUTCOME_ERROR' }
   }
 }
 
-/** One scope's outcome from its policies' (`evaluatePolicies`). */
+type PolicyJudged = { outcome: PolicyOutcome; outOfSteps?: DenyOutOfSteps['limit'] }
+
+/**
+ * One scope's result from its policies' (`evaluatePolicies`). A DENY that ran out of steps
+ * (`deniesOutOfSteps`) fails closed: a list the caller sized (an EIP-712 array, a batch's calls)
+ * can run it past its 20,000 steps before it reaches the value it denies, so what it would have
+ * said is unknown, and no ALLOW decides over it. Any other error of a DENY (a keyword this activity
+ * lacks, a type mismatch) says nothing of the caller's values and refuses nothing.
+ */
+function scopeResult(
+  policies: readonly PolicyInput[],
+  judged: readonly PolicyJudged[],
+  rootQuorumMet: boolean,
+): PolicyEvaluationResult {
+  const evaluations = judged.map(({ outcome }, index) => ({ policyId: policies[index]!.id, outcome }))
+  const deniesOutOfSteps = judged.flatMap(({ outOfSteps }, index) =>
+    outOfSteps && policies[index]!.effect === 'EFFECT_DENY'
+      ? [{ policyId: policies[index]!.id, limit: outOfSteps }]
+      : [],
+  )
+  const outcome = combineEvaluations(evaluations, rootQuorumMet, deniesOutOfSteps.length > 0)
+  return deniesOutOfSteps.length > 0 ? { outcome, evaluations, deniesOutOfSteps } : { outcome, evaluations }
+}
+
+/** One scope's outcome from its policies' (`scopeResult`). */
 function combineEvaluations(
   evaluations: readonly { outcome: PolicyOutcome }[],
   rootQuorumMet: boolean,
+  denyOutOfSteps: boolean,
 ): PolicyOutcome {
   const any = (outcome: PolicyOutcome) => evaluations.some((evaluation) => evaluation.outcome === outcome)
   return rootQuorumMet
     ? 'OUTCOME_ALLOW'
     : any('OUTCOME_DENY_EXPLICIT')
       ? 'OUTCOME_DENY_EXPLICIT'
-      : any('OUTCOME_ALLOW')
-        ? 'OUTCOME_ALLOW'
-        : any('OUTCOME_REQUIRES_CONSENSUS')
-          ? 'OUTCOME_REQUIRES_CONSENSUS'
-          : 'OUTCOME_DENY_IMPLICIT'
+      : denyOutOfSteps
+        ? 'OUTCOME_DENY_IMPLICIT'
+        : any('OUTCOME_ALLOW')
+          ? 'OUTCOME_ALLOW'
+          : any('OUTCOME_REQUIRES_CONSENSUS')
+            ? 'OUTCOME_REQUIRES_CONSENSUS'
+            : 'OUTCOME_DENY_IMPLICIT'
 }
 
 /**
@@ -117,7 +167,8 @@ function combineEvaluations(
  * root quorum met → ALLOW (policies still recorded); any matching DENY → DENY_EXPLICIT; any
  * matching ALLOW whose consensus is met → ALLOW; a matching ALLOW waiting for consensus →
  * REQUIRES_CONSENSUS; otherwise DENY_IMPLICIT. A policy that fails to evaluate records
- * OUTCOME_ERROR and takes no part in the decision.
+ * OUTCOME_ERROR and takes no part in the decision, except a DENY that ran out of steps: no ALLOW
+ * decides over it (`scopeResult`, `deniesOutOfSteps`).
  */
 export function evaluatePolicies(input: EvaluatePoliciesInput): PolicyEvaluationResult {
   const consensusScope: PolicyScope = {
@@ -125,11 +176,8 @@ export function evaluatePolicies(input: EvaluatePoliciesInput): PolicyEvaluation
     credentials: input.consensus.credentials,
   }
   const budget = input.budget ?? decisionBudget()
-  const evaluations = input.policies.map((policy) => ({
-    policyId: policy.id,
-    outcome: evaluatePolicy(policy, input.context, consensusScope, budget),
-  }))
-  return { outcome: combineEvaluations(evaluations, input.rootQuorumMet), evaluations }
+  const judged = input.policies.map((policy) => evaluatePolicy(policy, input.context, consensusScope, budget))
+  return scopeResult(input.policies, judged, input.rootQuorumMet)
 }
 
 /**
@@ -212,7 +260,8 @@ function conditionKeywords(policy: PolicyInput): readonly string[] | undefined {
  * `wallet_account` is evaluated once for the 1,000 accounts of an exported wallet, not 1,000
  * times. Within the budget, each scope's result is the one `evaluatePolicies` gives it alone
  * (expressions read nothing but their scope: `evaluateExpression`). Past the budget, a policy
- * not evaluated yet fails (OUTCOME_ERROR), and one evaluated already keeps its outcome.
+ * not evaluated yet fails (OUTCOME_ERROR), and one evaluated already keeps its outcome. A DENY
+ * out of steps is out of steps in every scope its outcome is reused in (`deniesOutOfSteps`).
  */
 export function evaluatePoliciesInScopes({
   policies,
@@ -228,7 +277,7 @@ export function evaluatePoliciesInScopes({
     outcomes: new Map<unknown, unknown>(),
   }))
   return contexts.map((context) => {
-    const evaluations = policies.map((policy, index) => {
+    const judged = policies.map((policy, index) => {
       const { keywords, outcomes } = memos[index]!
       let level = outcomes
       for (const keyword of keywords.slice(0, -1)) {
@@ -242,14 +291,14 @@ export function evaluatePoliciesInScopes({
       }
       const last = keywords.at(-1)
       const key = last === undefined ? undefined : Object.hasOwn(context, last) ? context[last] : undefined
-      let outcome = level.get(key) as PolicyOutcome | undefined
+      let outcome = level.get(key) as PolicyJudged | undefined
       if (outcome === undefined) {
         outcome = evaluatePolicy(policy, context, consensusScope, budget)
         level.set(key, outcome)
       }
-      return { policyId: policy.id, outcome }
+      return outcome
     })
-    return { outcome: combineEvaluations(evaluations, rootQuorumMet), evaluations }
+    return scopeResult(policies, judged, rootQuorumMet)
   })
 }
 
@@ -259,7 +308,8 @@ export const budgetSpent = (budget: DecisionBudget): boolean => budget.remaining
 /**
  * One decision from the evaluations of one activity in several scopes (each call of a batch): a
  * DENY on any refuses it, it is allowed only when every scope is, and it waits for consensus when
- * every scope is allowed or waits. Each policy's recorded outcome is the strongest it had.
+ * every scope is allowed or waits. Each policy's recorded outcome is the strongest it had; the
+ * DENYs out of steps are those of every scope.
  */
 export function combinePolicyResults(results: readonly PolicyEvaluationResult[]): PolicyEvaluationResult {
   if (results.length === 1) return results[0]!
@@ -282,5 +332,10 @@ export function combinePolicyResults(results: readonly PolicyEvaluationResult[])
     const seen = results.map((result) => result.evaluations[index]!.outcome)
     return { policyId, outcome: rank.find((o) => seen.includes(o)) ?? 'OUTCOME_DENY_IMPLICIT' }
   })
-  return { outcome, evaluations }
+  const deniesOutOfSteps = [
+    ...new Map(
+      results.flatMap((result) => result.deniesOutOfSteps ?? []).map((deny) => [deny.policyId, deny]),
+    ).values(),
+  ]
+  return deniesOutOfSteps.length > 0 ? { outcome, evaluations, deniesOutOfSteps } : { outcome, evaluations }
 }
