@@ -278,10 +278,21 @@ export async function proveOnActivity(
       field,
       message: `${proof.type} proves none of the steps activity ${activity.id} waits for (see get_mfa_status)`,
     })
-  await ctx.tx.put('mfaChallenges', { ...challenge, updatedAt: ctx.now })
-  if (isSatisfied(challenge)) {
+  const satisfied = isSatisfied(challenge)
+  // Counted on the challenge: the second satisfaction of an activity held again took the first's
+  // event id, and the webhook fan-out keeps an endpoint's first delivery of an id.
+  const satisfactions = (challenge.satisfactions ?? 0) + (satisfied ? 1 : 0)
+  await ctx.tx.put('mfaChallenges', {
+    ...challenge,
+    ...(satisfied ? { satisfactions } : {}),
+    updatedAt: ctx.now,
+  })
+  if (satisfied) {
     await recordAppEvent(ctx.runtime, ctx.tx, {
-      id: `${activity.id}.mfa_satisfied`,
+      id:
+        satisfactions === 1
+          ? `${activity.id}.mfa_satisfied`
+          : `${activity.id}.mfa_satisfied.${satisfactions}`,
       organization: ctx.organization,
       type: 'LATCHKEY_MFA_SATISFIED',
       data: {
@@ -351,6 +362,7 @@ export const mfaGate: ActivityGate = {
     // Judged again before it runs (a send prepared again, with another fee): what was proven of a
     // policy it waited for still counts, while that policy's steps are the same.
     const earlier = consent ? undefined : await tx.get('mfaChallenges', row.id)
+    if (earlier?.satisfactions !== undefined) challenge.satisfactions = earlier.satisfactions
     if (earlier && earlier.userId === caller.userId) {
       challenge.createdAt = earlier.createdAt
       const same = (policyId: string, steps: unknown) =>

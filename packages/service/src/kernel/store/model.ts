@@ -736,6 +736,12 @@ export interface MfaChallengeRow extends Row {
   satisfied: { policyId: string; step: number; type: string; id: string }[]
   /** The e-mail or SMS code sent for this challenge (mfa/contactFactor.ts): it alone proves it, once. */
   contactCode?: { type: string; otpId: string }
+  /**
+   * How many times the activity's challenges were satisfied (absent: never). An activity held
+   * again before it runs (a send prepared again, with another fee) may be satisfied a second
+   * time: each `LATCHKEY_MFA_SATISFIED` is an event of its own.
+   */
+  satisfactions?: number
 }
 // ---- wing: webhooks (issue 39) ----
 /** A webhook endpoint (webhooks/): where an organization's (and its sub-organizations') events go. */
