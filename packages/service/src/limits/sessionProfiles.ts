@@ -343,10 +343,11 @@ export function mayHold(
 
 /**
  * What `node` may evaluate to over `context` whatever the pending facts turn out to be, as
- * `evaluateExpression` evaluates it (`&&` and `||` left to right, short-circuit; `!`; an error or a
- * non-bool operand ends it as an error): at least every outcome it can have. An operand that reads
- * a pending fact (or that runs out of steps here) may be anything; its operator then combines what
- * each operand may be, so `x && false` is false whatever `x` is, and `x && true` may be anything.
+ * `evaluateExpression` evaluates it (`&&` and `||` left to right, short-circuit, an operand that
+ * fails or is not a bool outweighed by one that stops them; `!`): at least every outcome it can
+ * have. An operand that reads a pending fact (or that runs out of steps here) may be anything; its
+ * operator then combines what each operand may be, so `x && false` is false whatever `x` is, and
+ * `x && true` may be anything.
  */
 function outcomes(
   node: Expr,
@@ -361,17 +362,23 @@ function outcomes(
     )
   }
   if (node.type === 'logical') {
-    // `&&` stops at the first false (`||` true), and goes on past true (`||` false).
+    // `&&` stops at the first false (`||` true), and goes on past true (`||` false) and past an
+    // error, which it gives only if nothing stops it (CEL). `failed`: whether an operand before
+    // may have failed, `clean`: whether all before may have gone on without.
     const stops: Outcome = node.op === '&&' ? 'false' : 'true'
     const goesOn: Outcome = node.op === '&&' ? 'true' : 'false'
     const ends = new Set<Outcome>()
+    let clean = true
+    let failed = false
     for (const operand of node.operands) {
       const may = outcomes(operand, context, pending, budget)
       if (may.has(stops)) ends.add(stops)
-      if (may.has('error')) ends.add('error')
-      if (!may.has(goesOn)) return ends
+      failed = (failed && (may.has(goesOn) || may.has('error'))) || (clean && may.has('error'))
+      clean = clean && may.has(goesOn)
+      if (!clean && !failed) return ends
     }
-    ends.add(goesOn)
+    if (clean) ends.add(goesOn)
+    if (failed) ends.add('error')
     return ends
   }
   const probe = { read: false }

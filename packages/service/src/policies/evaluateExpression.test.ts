@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { evaluateExpression, PolicyRuntimeError, type PolicyScope } from './evaluateExpression.ts'
+import {
+  evaluateExpression,
+  PolicyRuntimeError,
+  type PolicyScope,
+  PolicyStepLimitError,
+} from './evaluateExpression.ts'
 import { CONDITION_KEYWORDS, CONSENSUS_KEYWORDS, parsePolicy } from './parsePolicy.ts'
 import { eip712Of, eip7702Of, toPolicyValue } from './policyContextOf.ts'
 
@@ -188,6 +193,97 @@ describe('evaluateExpression', () => {
   it('short-circuits && and ||', () => {
     expect(evaluateExpression(parsePolicy("false && eth.tx.to == 'x'", CONDITION_KEYWORDS), {})).toBe(false)
     expect(evaluateExpression(parsePolicy("true || eth.tx.to == 'x'", CONDITION_KEYWORDS), {})).toBe(true)
+  })
+
+  it('lets a true any/|| or a false all/&& stand over an item or side that throws (CEL)', () => {
+    // `[1][5]` throws (out of range); `x[1]` throws on a one-item list.
+    expect(run('[[1], [2, 3]].any(x, x[1] == 3)')).toBe(true)
+    expect(run('[[2, 3], [1]].any(x, x[1] == 3)')).toBe(true)
+    expect(run('[[1], [2, 3]].all(x, x[1] == 4)')).toBe(false)
+    expect(run('[[1], [2, 4], [5]].all(x, x[1] == 3)')).toBe(false)
+    expect(run('[1][5] == 1 || true')).toBe(true)
+    expect(run('true || [1][5] == 1')).toBe(true)
+    expect(run('[1][5] == 1 && false')).toBe(false)
+    expect(run('false && [1][5] == 1')).toBe(false)
+    expect(run("eth.tx.nope == 1 || [1][5] == 1 || activity.action == 'SIGN'")).toBe(true)
+    expect(run("eth.tx.nope == 1 && [1][5] == 1 && activity.action == 'X'")).toBe(false)
+    // A non-bool operand or predicate is such an error too.
+    expect(run('eth.tx.to || true')).toBe(true)
+    expect(run('[1, 2].any(x, x == 2 || x)')).toBe(true)
+    // No item or side decides: the first error is thrown.
+    expect(runtimeError('[[1], [2, 3]].any(x, x[1] == 4)')).toContain('index 1 is out of range')
+    expect(runtimeError('[[2, 3], [1]].all(x, x[1] == 3)')).toContain('index 1 is out of range')
+    expect(runtimeError('[[1], [2]].any(x, x[1] == 1)')).toContain('index 1 is out of range')
+    expect(runtimeError("[1][5] == 1 || eth.tx.nope == 1 || activity.action == 'X'")).toContain(
+      'index 5 is out of range',
+    )
+    expect(runtimeError("[1][5] == 1 && activity.action == 'SIGN'")).toContain('index 5 is out of range')
+    expect(runtimeError("activity.action == 'SIGN' && [1][5] == 1")).toContain('index 5 is out of range')
+    expect(runtimeError('false || [1][5] == 1')).toContain('index 5 is out of range')
+    // Under `!` the error stays an error.
+    expect(runtimeError('![[1]].any(x, x[1] == 1)')).toContain('index 1 is out of range')
+    expect(run('![[1], [2, 3]].any(x, x[1] == 3)')).toBe(false)
+    // filter, map-like reads and comparisons still propagate an item's error.
+    expect(runtimeError('[[1], [2, 3]].filter(x, x[1] == 3).count() > 0')).toContain('out of range')
+  })
+
+  it('short-circuits && and || only on a decisive value, not on an error', () => {
+    // A false left side of && (a true one of ||) still leaves the right unread: no keyword `eth`.
+    expect(evaluateExpression(parsePolicy("false && eth.tx.to == 'x'", CONDITION_KEYWORDS), {})).toBe(false)
+    expect(evaluateExpression(parsePolicy("true || eth.tx.to == 'x'", CONDITION_KEYWORDS), {})).toBe(true)
+    // A left side that throws: the right is read, and may decide.
+    const noEth = (source: string) => evaluateExpression(parsePolicy(source, CONDITION_KEYWORDS), {})
+    expect(noEth("eth.tx.to == 'x' && false")).toBe(false)
+    expect(noEth("eth.tx.to == 'x' || true")).toBe(true)
+    expect(() => noEth("eth.tx.to == 'x' || false")).toThrow("'eth' is not available")
+    expect(() => noEth("eth.tx.to == 'x' && true")).toThrow("'eth' is not available")
+    // any/all stop at the first decisive item, && and || at the first decisive side: what comes
+    // after (here, a scan far past the step limit) is not read.
+    const big: PolicyScope = { approvers: toPolicyValue(Array.from({ length: 2000 }, (_, i) => i))! }
+    const costly = 'approvers.all(a, approvers.all(b, a >= 0))'
+    const withBig = (source: string) => evaluateExpression(parsePolicy(source, CONSENSUS_KEYWORDS), big)
+    expect(withBig(`[[2, 3], [1], [4]].any(x, x[1] == 3 || ${costly}) || ${costly}`)).toBe(true)
+    expect(withBig(`[[2, 4], [1], [4]].all(x, x[1] == 3 && ${costly}) && ${costly}`)).toBe(false)
+  })
+
+  it('counts the steps of every item and side read, and never absorbs running out of them', () => {
+    const steps = (source: string, maxSteps: number) => {
+      try {
+        return evaluateExpression(parsePolicy(source, CONDITION_KEYWORDS), scope, maxSteps)
+      } catch (error) {
+        return (error as Error).name
+      }
+    }
+    // The cheapest budget each takes, found by lowering it until it runs out: items that threw
+    // are counted (the second list costs more than the first, which decides on its first item).
+    const cheapest = (source: string) => {
+      let max = 1
+      while (steps(source, max) === 'PolicyStepLimitError') max++
+      return max
+    }
+    const decidesFirst = cheapest('[[1, 3], [2]].any(x, x[1] == 3)')
+    const decidesAfterError = cheapest('[[2], [1, 3]].any(x, x[1] == 3)')
+    expect(decidesAfterError).toBeGreaterThan(decidesFirst)
+    expect(steps('[[2], [1, 3]].any(x, x[1] == 3)', decidesAfterError)).toBe(true)
+    // Running out of steps is thrown at once, even where a later item or side would decide.
+    const big = toPolicyValue(Array.from({ length: 2000 }, (_, i) => i))!
+    const costly = 'approvers.all(a, approvers.all(b, a >= 0))'
+    for (const source of [
+      `[1, 2].any(x, x == 1 && ${costly})`,
+      `[1, 2].any(x, x == 2 || ${costly})`,
+      `[1, 2].all(x, x == 1 && ${costly})`,
+      `${costly} || true`,
+      `${costly} && false`,
+      `[[1], [2]].any(x, x[1] == 1) || ${costly} || true`,
+    ]) {
+      const tree = parsePolicy(source, CONSENSUS_KEYWORDS)
+      expect(() => evaluateExpression(tree, { approvers: big }), source).toThrow(PolicyStepLimitError)
+      const budget = { remaining: 50 }
+      expect(() => evaluateExpression(tree, { approvers: big }, 1_000_000, budget), source).toThrow(
+        PolicyStepLimitError,
+      )
+      expect(budget.remaining).toBeLessThan(0)
+    }
   })
 
   it('cuts a costly evaluation off at the step limit', () => {

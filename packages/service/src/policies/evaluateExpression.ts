@@ -54,9 +54,12 @@ const isStruct = (value: PolicyValue): value is PolicyStruct =>
 
 /**
  * Evaluates a parsed expression over `scope`. Ints compare exactly at any size; `&&`/`||` short-
- * circuit (so `activity.type == 'X' && eth.tx.to == ..` never reads `eth` for other activities);
- * every node and every list item compared costs a step, and more than `maxSteps` steps stop it
- * (`PolicyStepLimitError`).
+ * circuit (so `activity.type == 'X' && eth.tx.to == ..` never reads `eth` for other activities).
+ * `&&`, `||`, `all` and `any` follow CEL: an operand or item that fails (a missing field, an index
+ * out of range) does not hide another that decides (a false one for `&&`/`all`, a true one for
+ * `||`/`any`), so a DENY's `any` over a list the caller fills finds the denied item after a junk
+ * one; only when none decides is the error thrown. Every node and every list item compared costs
+ * a step, and more than `maxSteps` steps stop it (`PolicyStepLimitError`, never outweighed).
  */
 export function evaluateExpression(
   tree: Expr,
@@ -119,6 +122,26 @@ export function evaluateExpression(
     return value
   }
 
+  /**
+   * `||` and `any` (`decisive` true), `&&` and `all` (false), as CEL has them: the first of `items`
+   * whose `test` gives `decisive` decides, even if one before it failed; the items after it are
+   * not tested. With none deciding, the first failure is thrown, else the other value. Running out
+   * of steps is thrown at once: what the items not reached would give is unknown.
+   */
+  const decide = <T>(items: readonly T[], decisive: boolean, test: (item: T) => boolean): boolean => {
+    let failure: PolicyRuntimeError | undefined
+    for (const item of items) {
+      try {
+        if (test(item) === decisive) return decisive
+      } catch (error) {
+        if (!(error instanceof PolicyRuntimeError) || error instanceof PolicyStepLimitError) throw error
+        failure ??= error
+      }
+    }
+    if (failure) throw failure
+    return !decisive
+  }
+
   const run = (node: Expr, vars: ReadonlyMap<string, PolicyValue>): PolicyValue => {
     spend(node.pos)
     switch (node.type) {
@@ -136,13 +159,10 @@ export function evaluateExpression(
       }
       case 'not':
         return !expect<boolean>(run(node.operand, vars), 'bool', node.pos, 'the operand of !')
-      case 'logical': {
-        for (const operand of node.operands) {
-          const value = expect<boolean>(run(operand, vars), 'bool', operand.pos, `an operand of ${node.op}`)
-          if (node.op === '&&' ? !value : value) return value
-        }
-        return node.op === '&&'
-      }
+      case 'logical':
+        return decide(node.operands, node.op === '||', (operand) =>
+          expect<boolean>(run(operand, vars), 'bool', operand.pos, `an operand of ${node.op}`),
+        )
       case 'compare': {
         const left = run(node.left, vars)
         const right = run(node.right, vars)
@@ -215,9 +235,8 @@ export function evaluateExpression(
             `the predicate of ${node.method}`,
           )
         }
-        if (node.method === 'all') return list.every(test)
-        if (node.method === 'any') return list.some(test)
-        return list.filter(test)
+        if (node.method === 'filter') return list.filter(test)
+        return decide(list, node.method === 'any', test)
       }
     }
   }
