@@ -125,7 +125,9 @@ type PolicyJudged = { outcome: PolicyOutcome; outOfSteps?: DenyOutOfSteps['limit
  * (`deniesOutOfSteps`) fails closed: a list the caller sized (an EIP-712 array, a batch's calls)
  * can run it past its 20,000 steps before it reaches the value it denies, so what it would have
  * said is unknown, and no ALLOW decides over it. Any other error of a DENY (a keyword this activity
- * lacks, a type mismatch) says nothing of the caller's values and refuses nothing.
+ * lacks, a type mismatch, an index past a value's end) refuses nothing; an item of a caller-filled
+ * list that errors no longer hides another that matches (`any`, `all`, `||` and `&&` follow CEL:
+ * `evaluateExpression`).
  */
 function scopeResult(
   policies: readonly PolicyInput[],
