@@ -4,6 +4,7 @@ import { AuthenticationError } from '../kernel/base/errors.ts'
 import type { Caller } from '../kernel/Caller.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import { defineActivity } from '../kernel/registry.ts'
+import { keyExpiresAt } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 
 /**
@@ -71,11 +72,10 @@ async function bindingOf(
   const key = credential.kind === 'API_KEY' ? await reads.get('apiKeys', credential.id) : undefined
   if (key?.userId !== userId)
     throw new AuthenticationError({ code: 'PUBLIC_KEY_NOT_FOUND', message: SESSION_KEY_MESSAGES.notFound })
+  const expiresAtMs = keyExpiresAt(key)
   return {
     claims: { api_key_id: key.id },
-    ...(key.expirationSeconds !== undefined
-      ? { expiresAt: Math.floor((key.createdAt + Number(key.expirationSeconds) * 1000) / 1000) }
-      : {}),
+    ...(expiresAtMs !== undefined ? { expiresAt: Math.floor(expiresAtMs / 1000) } : {}),
   }
 }
 

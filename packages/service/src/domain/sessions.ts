@@ -10,6 +10,7 @@ import {
   type ApiKeyRow,
   apiKeyInOrganization,
   isExpired,
+  keyExpiresAt,
   type SessionOrigin,
   type SessionProfileRow,
   type UserRow,
@@ -54,8 +55,7 @@ export async function sessionCeilingOf(reads: Reads, organizationId: string): Pr
 /** A login (session) key that has not expired yet: deleting it ends a session. */
 export function isLiveSession(key: ApiKeyRow, now: number): boolean {
   if (!SESSION_CREDENTIAL_TYPES.includes(key.credentialType)) return false
-  if (key.expirationSeconds === undefined) return true
-  return key.createdAt + Number(key.expirationSeconds) * 1000 > now
+  return !isExpired(key, now)
 }
 
 /**
@@ -132,8 +132,7 @@ const organizationOf = (ctx: ActivityContext, user: SessionHolder) =>
 export const EXPIRED_SESSION_KEY_KEPT_MS = 7 * 24 * 3600 * 1000
 
 const longExpired = (key: ApiKeyRow, now: number) =>
-  key.expirationSeconds !== undefined &&
-  key.createdAt + Number(key.expirationSeconds) * 1000 + EXPIRED_SESSION_KEY_KEPT_MS <= now
+  (keyExpiresAt(key) ?? Number.POSITIVE_INFINITY) + EXPIRED_SESSION_KEY_KEPT_MS <= now
 
 /**
  * Live login sessions one user holds at most: a login past it ends the oldest (`too_many_sessions`,
@@ -209,8 +208,8 @@ export function secondsLeftOfOpeners(
   let earliest: number | undefined
   for (const id of origin.apiKeyIds ?? []) {
     const opener = keys.find((key) => key.id === id)
-    if (opener?.expirationSeconds === undefined) continue
-    const end = opener.createdAt + Number(opener.expirationSeconds) * 1000
+    const end = opener && keyExpiresAt(opener)
+    if (end === undefined) continue
     earliest = earliest === undefined ? end : Math.min(earliest, end)
   }
   return earliest === undefined ? undefined : Math.floor((earliest - now) / 1000)

@@ -960,9 +960,13 @@ export function verifiedContactOf(user: UserRow, kind: ContactKind): string | un
   return kind === 'email' ? value?.trim().toLowerCase() : value
 }
 
+/** When an API key's lifetime (`expirationSeconds` from creation) runs out, epoch ms; none for a lifelong key. */
+export const keyExpiresAt = (key: ApiKeyRow): number | undefined =>
+  key.expirationSeconds === undefined ? undefined : key.createdAt + Number(key.expirationSeconds) * 1000
+
 /** True once an API key's lifetime (`expirationSeconds` from creation) has run out. */
 export const isExpired = (key: ApiKeyRow, now: number) =>
-  key.expirationSeconds !== undefined && key.createdAt + Number(key.expirationSeconds) * 1000 <= now
+  (keyExpiresAt(key) ?? Number.POSITIVE_INFINITY) <= now
 
 const onChain = (caip2: string, value: string) => `${caip2} ${value.toLowerCase()}`
 const whileOpen =
