@@ -288,6 +288,9 @@ type Judgement = PolicyEvaluationResult & { spent: boolean }
 /** Why a refusal for want of steps was made (`refusal`): what `Judgement` carries of it. */
 type StepsRefused = Pick<Judgement, 'spent' | 'deniesOutOfSteps'>
 
+/** Whether the policies ran out of steps for it: the decision's budget, or a DENY its own. */
+const outOfSteps = ({ spent, deniesOutOfSteps }: StepsRefused) => spent || (deniesOutOfSteps?.length ?? 0) > 0
+
 /**
  * Evaluates the organization's policies for `activity` with these approvals, in each of its scopes
  * with one budget of steps (`evaluatePoliciesInScopes`: a policy is evaluated once for all the
@@ -337,16 +340,16 @@ async function evaluate(
   const combined = combinePolicyResults(results)
   // A DENY out of steps refuses the scope it ran out in already (`evaluatePolicies`); checked
   // again here as one decision, as `spent` is.
-  const denyOutOfSteps = (combined.deniesOutOfSteps?.length ?? 0) > 0
+  const stepsRanOut = outOfSteps({ spent, deniesOutOfSteps: combined.deniesOutOfSteps })
   // Out of steps, a dry run is refused unprepared: no ALLOW is evaluated again to learn whether
   // the pending facts would let it allow (each would fail before reading them anyway; a DENY that
   // ran out of steps read no pending fact before it did, so it runs out again with them).
-  if (pending && !spent && !denyOutOfSteps)
+  if (pending && !stepsRanOut)
     pending.read ||= allowFailedOnFacts(
       { policies: inputs, scopes, results, consensus, budget },
       pending.fields,
     )
-  if ((!spent && !denyOutOfSteps) || rootQuorumMet || combined.outcome === 'OUTCOME_DENY_EXPLICIT')
+  if (!stepsRanOut || rootQuorumMet || combined.outcome === 'OUTCOME_DENY_EXPLICIT')
     return { ...combined, spent }
   return { ...combined, outcome: 'OUTCOME_DENY_IMPLICIT', spent }
 }
@@ -687,8 +690,7 @@ export async function decideStored({
   await recordEvaluation(tx, runtime, activity, { outcome, evaluations })
   const error =
     outcome === 'OUTCOME_DENY_IMPLICIT' &&
-    !spent &&
-    !ownStepsRanOut(deniesOutOfSteps) &&
+    !outOfSteps({ spent, deniesOutOfSteps }) &&
     (isRoot || policyOutcome === 'OUTCOME_REQUIRES_CONSENSUS')
       ? new PermissionError({
           message: `${activity.path} by user ${activity.userId} now needs the approval of other users (the root quorum or a policy's consensus changed while it waited); submit it again`,
