@@ -13,7 +13,6 @@
 // profileDeletionUnderLogins.test.ts.)
 import { describe, expect, it } from 'vitest'
 import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
-import { END_PROFILE_SESSIONS_JOB } from '../../src/limits/sessionProfiles.ts'
 import {
   createHarness,
   ETHEREUM_ACCOUNT,
@@ -24,58 +23,13 @@ import {
   testKey,
 } from '../../src/testing/harness.ts'
 import { twoInstances, usePostgres } from '../support/twoInstances.ts'
+import { endDeletedSessions, loginUnder, revokedEvents, subscribeToRevocations } from './profileSessions.ts'
 
 const codeOf = (reply: Reply) => [reply.status, reply.body?.details?.errorCode]
 
 const WEBHOOKS: Partial<CreateServiceOptions> = {
   webhooks: { transport: async () => ({ status: 200, body: '' }) },
   jobs: { pollMs: 3_600_000, backoff: { baseMs: 1000, maxMs: 60_000 } },
-}
-
-/** The parent organization's endpoint, subscribed to LATCHKEY_SESSION_REVOKED (its sub-organizations' too). */
-async function subscribe(h: Harness) {
-  resultOf(
-    'create_webhook_endpoint',
-    await h.submit('create_webhook_endpoint', {
-      url: 'http://127.0.0.1:9/hook',
-      name: 'app',
-      subscriptions: [{ eventType: 'LATCHKEY_SESSION_REVOKED' }],
-    }),
-  )
-}
-
-/** Every LATCHKEY_SESSION_REVOKED recorded (waiting to be fanned out, or fanned out), by organization. */
-async function revoked(h: Harness): Promise<{ organizationId: string; data: Record<string, unknown> }[]> {
-  const waiting = (await h.service.store.all('webhookEvents'))
-    .filter((event) => event.eventType === 'LATCHKEY_SESSION_REVOKED')
-    .map((event) => ({ organizationId: event.organizationId, data: event.data as Record<string, unknown> }))
-  const delivered = (await h.service.store.all('webhookDeliveries'))
-    .filter((delivery) => delivery.eventType === 'LATCHKEY_SESSION_REVOKED')
-    .map((delivery) => JSON.parse(delivery.body) as { organizationId: string; data: Record<string, unknown> })
-    .map((body) => ({ organizationId: body.organizationId, data: body.data }))
-  return [...waiting, ...delivered]
-}
-
-/** A session key `by` logs in under `sessionProfileId` (none: an unprofiled session) on `h`, and its key's id. */
-async function login(
-  h: Harness,
-  organizationId: string,
-  by: TestKey,
-  sessionProfileId?: string,
-  more: Record<string, unknown> = {},
-) {
-  const key = testKey()
-  h.clock.advance(1)
-  resultOf(
-    'stamp_login',
-    await h.submit(
-      'stamp_login',
-      { publicKey: key.publicKey, ...(sessionProfileId ? { sessionProfileId } : {}), ...more },
-      { as: by, organizationId },
-    ),
-  )
-  const row = (await h.service.store.findBy('apiKeys', 'publicKey', key.publicKey))[0]!
-  return { key, apiKeyId: row.id, userId: row.userId }
 }
 
 /** A session profile of `organizationId` (the parent's when absent) with scope `true`, made on `h`. */
@@ -96,23 +50,6 @@ async function deleteProfile(
   return h.submit('latchkey_delete_session_profile', { sessionProfileId }, at)
 }
 
-/**
- * Runs the deleted profiles' key deletions (`limits.end_profile_sessions`) until none is left: on
- * `instances`' workers (and their own polling), within a bound.
- */
-async function endDeletedSessions(...instances: Harness[]) {
-  const { store } = instances[0]!.service
-  const deadline = Date.now() + 30_000
-  while ((await store.count('jobs', 'kind', END_PROFILE_SESSIONS_JOB)) > 0 && Date.now() < deadline) {
-    for (const h of instances) {
-      await h.service.runtime.jobs.runDue()
-      await h.service.runtime.jobs.idle()
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-  expect(await store.count('jobs', 'kind', END_PROFILE_SESSIONS_JOB)).toBe(0)
-}
-
 /** Whether `as` still reads `organizationId` on `h` (list_wallets' status). */
 const reads = async (h: Harness, as: TestKey, organizationId: string) =>
   (await h.query('list_wallets', { organizationId }, { as, organizationId })).status
@@ -128,10 +65,10 @@ describe('deleting a session profile ends its sessions', () => {
     const at = { as: owner, organizationId }
     const deleted = await profile(h, 'agent', at)
     const kept = await profile(h, 'other', at)
-    const agent = await login(h, organizationId, owner, deleted, { expirationSeconds: '2592000' })
-    const sibling = await login(h, organizationId, owner, deleted)
-    const other = await login(h, organizationId, owner, kept)
-    const plain = await login(h, organizationId, owner)
+    const agent = await loginUnder(h, organizationId, owner, deleted, { expirationSeconds: '2592000' })
+    const sibling = await loginUnder(h, organizationId, owner, deleted)
+    const other = await loginUnder(h, organizationId, owner, kept)
+    const plain = await loginUnder(h, organizationId, owner)
     expect(await reads(h, agent.key, organizationId)).toBe(200)
 
     resultOf('latchkey_delete_session_profile', await deleteProfile(h, deleted, at))
@@ -182,18 +119,20 @@ describe('deleting a session profile ends its sessions', () => {
 
   it("an app's profile ends its sessions in every sub-organization, one LATCHKEY_SESSION_REVOKED for each live one", async () => {
     const h = await createHarness(WEBHOOKS)
-    await subscribe(h)
+    await subscribeToRevocations(h)
     const app = await profile(h, 'app')
     const otherApp = await profile(h, 'other app')
     const one = await h.createSubOrganization({ name: 'one' })
     const two = await h.createSubOrganization({ name: 'two' })
-    const a = await login(h, one.organizationId, one.keys[0]!, app, { expirationSeconds: '3600' })
-    const b = await login(h, two.organizationId, two.keys[0]!, app, { expirationSeconds: '3600' })
+    const a = await loginUnder(h, one.organizationId, one.keys[0]!, app, { expirationSeconds: '3600' })
+    const b = await loginUnder(h, two.organizationId, two.keys[0]!, app, { expirationSeconds: '3600' })
     // One that ended by itself (a minute) before the deletion: its row goes, with no event.
-    const expired = await login(h, two.organizationId, two.keys[0]!, app, { expirationSeconds: '60' })
-    const kept = await login(h, two.organizationId, two.keys[0]!, otherApp, { expirationSeconds: '3600' })
+    const expired = await loginUnder(h, two.organizationId, two.keys[0]!, app, { expirationSeconds: '60' })
+    const kept = await loginUnder(h, two.organizationId, two.keys[0]!, otherApp, {
+      expirationSeconds: '3600',
+    })
     h.clock.advance(61_000)
-    const before = (await revoked(h)).length
+    const before = (await revokedEvents(h)).length
 
     const reply = await deleteProfile(h, app)
     resultOf('latchkey_delete_session_profile', reply)
@@ -211,7 +150,7 @@ describe('deleting a session profile ends its sessions', () => {
     await endDeletedSessions(h)
     for (const gone of [a, b, expired])
       expect(await h.service.store.get('apiKeys', gone.apiKeyId)).toBeUndefined()
-    const events = (await revoked(h)).slice(before)
+    const events = (await revokedEvents(h)).slice(before)
     const byKey = (event: { data: Record<string, unknown> }) => event.data.apiKeyId as string
     expect(events.sort((x, y) => byKey(x).localeCompare(byKey(y)))).toEqual(
       [
@@ -232,7 +171,7 @@ describe('deleting a session profile ends its sessions', () => {
     const app = await profile(h, 'app')
     const one = await h.createSubOrganization({ name: 'one' })
     const two = await h.createSubOrganization({ name: 'two' })
-    const session = await login(h, one.organizationId, one.keys[0]!, app)
+    const session = await loginUnder(h, one.organizationId, one.keys[0]!, app)
     expect(
       codeOf(await deleteProfile(h, app, { as: two.keys[0]!, organizationId: two.organizationId })),
     ).toEqual([404, 'SESSION_PROFILE_NOT_FOUND'])
@@ -249,7 +188,7 @@ describe('deleting a session profile on two instances of one PostgreSQL database
     const at = { as: sub.keys[0]!, organizationId: sub.organizationId }
     const sessionProfileId = await profile(a, 'agent', at)
     // Issued on B, read on both.
-    const session = await login(b, sub.organizationId, sub.keys[0]!, sessionProfileId)
+    const session = await loginUnder(b, sub.organizationId, sub.keys[0]!, sessionProfileId)
     for (const h of [a, b]) expect(await reads(h, session.key, sub.organizationId)).toBe(200)
     resultOf('latchkey_delete_session_profile', await deleteProfile(a, sessionProfileId, at))
     for (const h of [b, a])

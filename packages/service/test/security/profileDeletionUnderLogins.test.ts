@@ -24,46 +24,12 @@ import {
   testKey,
 } from '../../src/testing/harness.ts'
 import { twoInstances, usePostgres } from '../support/twoInstances.ts'
+import { endDeletedSessions, loginUnder, revokedEvents, subscribeToRevocations } from './profileSessions.ts'
 
 const codeOf = (reply: Reply) => [reply.status, reply.body?.details?.errorCode]
 
 /** The job worker polls only when a test steps it (`runDue`), so a test sees the keys before it runs. */
 const STEPPED: Partial<CreateServiceOptions> = { jobs: { pollMs: 3_600_000 } }
-
-/** The parent organization's endpoint, subscribed to LATCHKEY_SESSION_REVOKED (no transport: deliveries wait). */
-async function subscribe(h: Harness) {
-  resultOf(
-    'create_webhook_endpoint',
-    await h.submit('create_webhook_endpoint', {
-      url: 'http://127.0.0.1:9/hook',
-      name: 'app',
-      subscriptions: [{ eventType: 'LATCHKEY_SESSION_REVOKED' }],
-    }),
-  )
-}
-
-/** The LATCHKEY_SESSION_REVOKED events recorded (waiting to be fanned out, or fanned out). */
-async function revoked(h: Harness): Promise<Record<string, unknown>[]> {
-  const waiting = (await h.service.store.all('webhookEvents'))
-    .filter((event) => event.eventType === 'LATCHKEY_SESSION_REVOKED')
-    .map((event) => event.data as Record<string, unknown>)
-  const delivered = (await h.service.store.all('webhookDeliveries'))
-    .filter((delivery) => delivery.eventType === 'LATCHKEY_SESSION_REVOKED')
-    .map((delivery) => (JSON.parse(delivery.body) as { data: Record<string, unknown> }).data)
-  return [...waiting, ...delivered]
-}
-
-/** Steps `instances`' job workers until no `limits.end_profile_sessions` job is left (bounded). */
-async function endDeletedSessions(...instances: Harness[]) {
-  const { store } = instances[0]!.service
-  const deadline = Date.now() + 40_000
-  while ((await store.count('jobs', 'kind', END_PROFILE_SESSIONS_JOB)) > 0 && Date.now() < deadline)
-    for (const h of instances) {
-      await h.service.runtime.jobs.runDue()
-      await h.service.runtime.jobs.idle()
-    }
-  expect(await store.count('jobs', 'kind', END_PROFILE_SESSIONS_JOB)).toBe(0)
-}
 
 /** What `key` gets on `h` in `organizationId`: a read (list_wallets) and an activity (create_wallet). */
 async function uses(h: Harness, key: TestKey, organizationId: string) {
@@ -79,22 +45,6 @@ const REFUSED = [
   [401, 'PUBLIC_KEY_NOT_FOUND'],
   [401, 'PUBLIC_KEY_NOT_FOUND'],
 ]
-
-/** A login of `by` under `sessionProfileId` on `h`: its key and its row's id. */
-async function login(h: Harness, organizationId: string, by: TestKey, sessionProfileId: string) {
-  const key = testKey()
-  h.clock.advance(1)
-  resultOf(
-    'stamp_login',
-    await h.submit(
-      'stamp_login',
-      { publicKey: key.publicKey, sessionProfileId, expirationSeconds: '2592000' },
-      { as: by, organizationId },
-    ),
-  )
-  const row = (await h.service.store.findBy('apiKeys', 'publicKey', key.publicKey))[0]!
-  return { key, apiKeyId: row.id }
-}
 
 /**
  * `count` more sessions of the user of `model` under its profile: rows as its login wrote it, with
@@ -127,7 +77,7 @@ describe('deleting a busy session profile (PostgreSQL, two instances)', () => {
     timeout: 120_000,
   }, async () => {
     const [a, b] = await twoInstances(postgres.cluster, 'profile_deletion_under_logins', STEPPED)
-    await subscribe(a)
+    await subscribeToRevocations(a)
     a.clock.advance(1)
     const app = resultOf(
       'create_session_profile',
@@ -136,7 +86,9 @@ describe('deleting a busy session profile (PostgreSQL, two instances)', () => {
     // The profile's existing sessions: 3,000 of one account (not logging in during the test), and
     // two accounts logging in under it, one on each instance.
     const holder = await a.createSubOrganization({ name: 'holder' })
-    const first = await login(a, holder.organizationId, holder.keys[0]!, app)
+    const first = await loginUnder(a, holder.organizationId, holder.keys[0]!, app, {
+      expirationSeconds: '2592000',
+    })
     const seeded = await copies(a, first.apiKeyId, 3000)
     const subs = [
       await a.createSubOrganization({ name: 'one' }),
@@ -205,7 +157,9 @@ describe('deleting a busy session profile (PostgreSQL, two instances)', () => {
     const before = await a.service.store.findBy('apiKeys', 'sessionProfileId', app)
     await endDeletedSessions(a, b)
     expect(await a.service.store.count('apiKeys', 'sessionProfileId', app)).toBe(0)
-    const events = (await revoked(a)).filter((event) => event.reason === 'deleted')
+    const events = (await revokedEvents(a))
+      .map((event) => event.data)
+      .filter((event) => event.reason === 'deleted')
     const ids = events.map((event) => event.apiKeyId as string)
     expect(new Set(ids).size).toBe(ids.length)
     expect(ids.sort()).toEqual(before.map((key) => key.id).sort())
@@ -226,8 +180,12 @@ describe('deleting a busy session profile (PostgreSQL, two instances)', () => {
       'create_session_profile',
       await a.submit('create_session_profile', { sessionProfileName: 'agent', scope: 'true' }, at),
     ).sessionProfileId as string
-    const older = await login(b, sub.organizationId, sub.keys[0]!, sessionProfileId)
-    const newer = await login(b, sub.organizationId, sub.keys[0]!, sessionProfileId)
+    const older = await loginUnder(b, sub.organizationId, sub.keys[0]!, sessionProfileId, {
+      expirationSeconds: '2592000',
+    })
+    const newer = await loginUnder(b, sub.organizationId, sub.keys[0]!, sessionProfileId, {
+      expirationSeconds: '2592000',
+    })
     // As a version before migration 0028 wrote it: the profile in its document, not in the column.
     postgres.cluster.psql(
       `update "apiKeys" set "sessionProfileId" = null where id = '${older.apiKeyId}'`,
@@ -275,14 +233,14 @@ describe("the deletion's job", () => {
     timeout: 60_000,
   }, async () => {
     const h = await createHarness(STEPPED)
-    await subscribe(h)
+    await subscribeToRevocations(h)
     h.clock.advance(1)
     const app = resultOf(
       'create_session_profile',
       await h.submit('create_session_profile', { sessionProfileName: 'app', scope: 'true' }),
     ).sessionProfileId as string
     const sub = await h.createSubOrganization({ name: 'holder' })
-    const first = await login(h, sub.organizationId, sub.keys[0]!, app)
+    const first = await loginUnder(h, sub.organizationId, sub.keys[0]!, app, { expirationSeconds: '2592000' })
     const [copy] = await copies(h, first.apiKeyId, 649, 1)
     h.clock.advance(1)
     const deletion = await h.submit('latchkey_delete_session_profile', { sessionProfileId: app })
@@ -314,7 +272,7 @@ describe("the deletion's job", () => {
     // The worker finishes it.
     await endDeletedSessions(h)
     expect(await store.count('apiKeys', 'sessionProfileId', app)).toBe(0)
-    const ids = (await revoked(h)).map((event) => event.apiKeyId as string)
+    const ids = (await revokedEvents(h)).map((event) => event.data.apiKeyId as string)
     expect(ids.length).toBe(650)
     expect(new Set(ids).size).toBe(650)
     await h.service.close()
