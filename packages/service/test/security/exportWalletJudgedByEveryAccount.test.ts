@@ -64,7 +64,29 @@ async function treasuryAndOther(h?: Harness) {
     t.h.clock.advance(1)
     return t.h.submit(path, params, as)
   }
-  return { ...t, treasury, walletId: t.sub.walletId!, otherWalletId: other.walletId as string, submit }
+  /** The back end's ALLOW on exporting (or deleting) any wallet. */
+  const allowBackEnd = (action: 'EXPORT' | 'DELETE') =>
+    t.policy({
+      policyName: `back end ${action === 'EXPORT' ? 'exports' : 'deletes'}`,
+      effect: 'EFFECT_ALLOW',
+      condition: `activity.action == '${action}'`,
+    })
+  /** The owner's DENY on exporting (or deleting) the treasury account. */
+  const denyTreasury = (action: 'EXPORT' | 'DELETE') =>
+    t.policy({
+      policyName: 'never the treasury account',
+      effect: 'EFFECT_DENY',
+      condition: `activity.action == '${action}' && wallet_account.address == '${treasury}'`,
+    })
+  return {
+    ...t,
+    treasury,
+    walletId: t.sub.walletId!,
+    otherWalletId: other.walletId as string,
+    submit,
+    allowBackEnd,
+    denyTreasury,
+  }
 }
 
 let filled = 0
@@ -100,16 +122,8 @@ function countQueries(): () => number {
 describe('a DENY on one account of a wallet, and the activities on the whole wallet', () => {
   it('export_wallet of the wallet holding the treasury account is refused; the other is exported', async () => {
     const t = await treasuryAndOther()
-    await t.policy({
-      policyName: 'back end exports',
-      effect: 'EFFECT_ALLOW',
-      condition: "activity.action == 'EXPORT'",
-    })
-    await t.policy({
-      policyName: 'never the treasury account',
-      effect: 'EFFECT_DENY',
-      condition: `activity.action == 'EXPORT' && wallet_account.address == '${t.treasury}'`,
-    })
+    await t.allowBackEnd('EXPORT')
+    await t.denyTreasury('EXPORT')
     const reply = await t.submit('export_wallet', { walletId: t.walletId, targetPublicKey })
     expect({
       status: reply.status,
@@ -130,16 +144,8 @@ describe('a DENY on one account of a wallet, and the activities on the whole wal
 
   it('delete_wallets of the wallet holding the treasury account is refused, alone or among others', async () => {
     const t = await treasuryAndOther()
-    await t.policy({
-      policyName: 'back end deletes',
-      effect: 'EFFECT_ALLOW',
-      condition: "activity.action == 'DELETE'",
-    })
-    await t.policy({
-      policyName: 'never the treasury account',
-      effect: 'EFFECT_DENY',
-      condition: `activity.action == 'DELETE' && wallet_account.address == '${t.treasury}'`,
-    })
+    await t.allowBackEnd('DELETE')
+    await t.denyTreasury('DELETE')
     for (const walletIds of [[t.walletId], [t.otherWalletId, t.walletId]]) {
       const reply = await t.submit('delete_wallets', { walletIds, deleteWithoutExport: true })
       expect({ walletIds, status: reply.status, outcome: reply.body.details?.outcome }).toEqual({
@@ -187,16 +193,8 @@ describe('a DENY on one account of a wallet, and the activities on the whole wal
 
   it('a wallet of no account holds none a DENY on wallet_account names: judged once, without it', async () => {
     const t = await treasuryAndOther()
-    await t.policy({
-      policyName: 'back end exports',
-      effect: 'EFFECT_ALLOW',
-      condition: "activity.action == 'EXPORT'",
-    })
-    await t.policy({
-      policyName: 'never the treasury account',
-      effect: 'EFFECT_DENY',
-      condition: `activity.action == 'EXPORT' && wallet_account.address == '${t.treasury}'`,
-    })
+    await t.allowBackEnd('EXPORT')
+    await t.denyTreasury('EXPORT')
     const empty = resultOf(
       'create_wallet',
       await t.submit('create_wallet', { walletName: 'Empty', accounts: [] }, t.asRoot),
@@ -226,11 +224,7 @@ describe('a DENY on one account of a wallet, and the activities on the whole wal
 
   it('an MFA condition on the treasury account holds export_wallet of its wallet; unevaluable, it holds', async () => {
     const t = await treasuryAndOther()
-    await t.policy({
-      policyName: 'back end exports',
-      effect: 'EFFECT_ALLOW',
-      condition: "activity.action == 'EXPORT'",
-    })
+    await t.allowBackEnd('EXPORT')
     const { asBackend } = await backEndSecondFactor(t.h, t, [
       {
         name: 'the treasury leaves with a second factor',
@@ -265,11 +259,7 @@ describe('the accounts of a wallet judged whole, bounded', () => {
       effect: 'EFFECT_ALLOW',
       condition: "activity.action == 'EXPORT' || activity.action == 'DELETE'",
     })
-    await t.policy({
-      policyName: 'never the treasury account',
-      effect: 'EFFECT_DENY',
-      condition: `activity.action == 'EXPORT' && wallet_account.address == '${t.treasury}'`,
-    })
+    await t.denyTreasury('EXPORT')
     const exportCost = async (walletId: string) => {
       const queries = countQueries()
       const reply = await t.submit('export_wallet', { walletId, targetPublicKey })
@@ -337,11 +327,7 @@ describe('the accounts of a wallet judged whole, bounded', () => {
 
   it('another organization’s wallet of many accounts is not found, not measured', async () => {
     const t = await treasuryAndOther()
-    await t.policy({
-      policyName: 'back end exports',
-      effect: 'EFFECT_ALLOW',
-      condition: "activity.action == 'EXPORT'",
-    })
+    await t.allowBackEnd('EXPORT')
     const foreign = await t.h.createSubOrganization({
       wallet: { walletName: 'Foreign', accounts: [ETHEREUM_ACCOUNT] },
     })
@@ -358,16 +344,8 @@ describe('on PostgreSQL', () => {
   it('refuses export_wallet of the treasury’s wallet, and past the bound, reading a page of the index', async () => {
     const h = await deploymentOn(postgres.cluster, 'export_wallet_accounts').open()
     const t = await treasuryAndOther(h)
-    await t.policy({
-      policyName: 'back end exports',
-      effect: 'EFFECT_ALLOW',
-      condition: "activity.action == 'EXPORT'",
-    })
-    await t.policy({
-      policyName: 'never the treasury account',
-      effect: 'EFFECT_DENY',
-      condition: `activity.action == 'EXPORT' && wallet_account.address == '${t.treasury}'`,
-    })
+    await t.allowBackEnd('EXPORT')
+    await t.denyTreasury('EXPORT')
     const denied = await t.submit('export_wallet', { walletId: t.walletId, targetPublicKey })
     expect(denied.body.details?.outcome).toBe('OUTCOME_DENY_EXPLICIT')
     const other = await t.submit('export_wallet', { walletId: t.otherWalletId, targetPublicKey })
